@@ -1,0 +1,145 @@
+# rackwire: see README.md. `make dev` and `make test` are the two commands to know.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+IMG ?= ghcr.io/rackwire/rackwire:dev
+LOCALBIN ?= $(shell pwd)/bin
+GO ?= go
+
+# Pinned tool versions: the module proxy here refuses @latest, and pins keep CI repeatable.
+CONTROLLER_TOOLS_VERSION ?= v0.21.0
+GOLANGCI_LINT_VERSION ?= v2.14.0
+KUSTOMIZE_VERSION ?= v5.8.3
+K8S_VERSION ?= 1.36.3
+ETCD_VERSION ?= 3.6.8
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+KUBECTL ?= kubectl
+
+# The CAPI IPAM types we serve; their CRDs are generated from the imported Go types.
+CAPI_IPAM_TYPES := sigs.k8s.io/cluster-api/api/ipam/v1beta2
+
+export K8S_VERSION ETCD_VERSION
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs (ours and the external CAPI ones), RBAC and webhook configurations.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd paths="$(CAPI_IPAM_TYPES)" output:crd:artifacts:config=config/crd/external
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run gofmt on the code.
+	$(GO) fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet on the code.
+	$(GO) vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: envtest
+envtest: ## Build kube-apiserver and etcd for envtest into bin/ (once; reused afterwards).
+	@hack/envtest-bins.sh >/dev/null
+
+.PHONY: test
+test: manifests generate fmt vet envtest ## Unit, envtest and end-to-end tests.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out
+
+.PHONY: bench
+bench: envtest ## Benchmarks (Go testing.B), pure and against the real kube-apiserver.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -run '^$$' -bench . -benchmem
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the manager binary.
+	$(GO) build -o $(LOCALBIN)/manager ./cmd/manager
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the manager against the cluster of your current kubeconfig (webhooks off).
+	$(GO) run ./cmd/manager --webhooks=false --metrics-bind-address=0
+
+.PHONY: dev
+dev: manifests generate envtest ## Local control plane on loopback with CRDs, webhooks, the manager and samples.
+	$(GO) build -o $(LOCALBIN)/manager ./cmd/manager
+	$(GO) build -o $(LOCALBIN)/devenv ./cmd/devenv
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(LOCALBIN)/devenv --manager $(LOCALBIN)/manager --dir $(LOCALBIN)/dev
+
+.PHONY: docker-build
+docker-build: ## Build the manager image (needs a Docker engine).
+	docker build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image.
+	docker push $(IMG)
+
+##@ Deployment
+
+.PHONY: install
+install: manifests kustomize ## Install our CRDs into the cluster of your current kubeconfig.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: install-external
+install-external: manifests ## Install the Cluster API IPAM CRDs, for clusters without Cluster API.
+	$(KUBECTL) apply --server-side -f config/crd/external
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Remove our CRDs (and every object of them) from the cluster.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the operator (needs cert-manager) with image IMG.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the operator.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
+
+##@ Tools
+
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN)
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT)
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE)
+$(KUSTOMIZE): | $(LOCALBIN)
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+# go-install-tool installs a pinned tool into bin/ under a versioned name, so a version bump
+# in this file rebuilds it. $1 target path, $2 package, $3 version.
+define go-install-tool
+@set -e; tmp=$$(mktemp -d); \
+echo "installing $(2)@$(3)"; \
+GOBIN=$$tmp GOFLAGS=-mod=mod $(GO) install $(2)@$(3); \
+mv $$tmp/* $(1); rm -rf $$tmp
+endef

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds the envtest control plane (kube-apiserver, etcd) from the Go module proxy into
+# bin/k8s/<version>/, because setup-envtest's download bucket is not reachable from our CI.
+# A finished binary is reused: each one is moved into place only once it is complete.
+# Prints the directory to use as KUBEBUILDER_ASSETS on stdout; progress goes to stderr.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-1.36.3}
+ETCD_VERSION=${ETCD_VERSION:-3.6.8}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DEST=${ENVTEST_DIR:-$ROOT/bin/k8s/$K8S_VERSION-etcd$ETCD_VERSION}
+
+if [[ -x $DEST/kube-apiserver && -x $DEST/etcd ]]; then
+	echo "$DEST"
+	exit 0
+fi
+
+proxy=${GOPROXY:-https://proxy.golang.org}
+proxy=${proxy%%,*}
+work=$(mktemp -d "${TMPDIR:-/tmp}/rackwire-envtest.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$DEST"
+
+# install moves a finished binary into place atomically, so an interrupted run never leaves a
+# half-written binary that a later run would trust.
+install_bin() {
+	mv "$1" "$DEST/.$2.tmp"
+	mv "$DEST/.$2.tmp" "$DEST/$2"
+}
+
+if [[ ! -x $DEST/kube-apiserver ]]; then
+	# The kubernetes module pins every staging repository at v0.0.0 and relies on replace
+	# directives that only apply inside its own tree; a consumer repeats them at the matching tag.
+	echo "building kube-apiserver v$K8S_VERSION (a cold cache takes a few minutes)" >&2
+	mkdir -p "$work/apiserver"
+	(
+		cd "$work/apiserver"
+		go mod init rackwire.local/envtest-apiserver >/dev/null 2>&1
+		go mod edit -require="k8s.io/kubernetes@v$K8S_VERSION"
+		curl -fsSL "$proxy/k8s.io/kubernetes/@v/v$K8S_VERSION.mod" |
+			awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print $1}' | sort -u |
+			while read -r mod; do
+				go mod edit -replace="$mod=$mod@v0.${K8S_VERSION#1.}"
+			done
+		go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" >&2
+		CGO_ENABLED=0 go build -trimpath -o "$work/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+	)
+	install_bin "$work/kube-apiserver" kube-apiserver
+fi
+
+if [[ ! -x $DEST/etcd ]]; then
+	# etcd's server module is its main package; its go.mod has replace directives, so it is
+	# built as a dependency of a throwaway module rather than with go install.
+	echo "building etcd v$ETCD_VERSION" >&2
+	mkdir -p "$work/etcd"
+	(
+		cd "$work/etcd"
+		go mod init rackwire.local/envtest-etcd >/dev/null 2>&1
+		go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >&2
+		CGO_ENABLED=0 go build -trimpath -o "$work/etcd-bin" go.etcd.io/etcd/server/v3
+	)
+	install_bin "$work/etcd-bin" etcd
+fi
+
+echo "$DEST"
