@@ -10,7 +10,7 @@ GO ?= go
 # Pinned tool versions: the module proxy here refuses @latest, and pins keep CI repeatable.
 CONTROLLER_TOOLS_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.14.0
-KUSTOMIZE_VERSION ?= v5.8.3
+KUSTOMIZE_VERSION ?= v5.8.2
 K8S_VERSION ?= 1.36.3
 ETCD_VERSION ?= 3.6.8
 
