@@ -1,0 +1,56 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// area is one part of the operator (IPAM, switches, node slices, persistent IPs): the
+// reconcilers it runs and the admission webhooks it serves. Webhooks are registered apart so
+// that `--webhooks=false` (make run against a cluster without certificates) can skip them.
+type area struct {
+	name       string
+	reconcile  func(ctrl.Manager) error
+	admissions func(ctrl.Manager) error
+}
+
+// Every area reports through Events.
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// areas is the one place where parts of the operator are wired in: an issue that adds a
+// part adds its line here and nothing else in cmd/manager.
+var areas = []area{}
+
+// setupAreas registers every area's reconcilers and, when asked, its webhooks.
+func setupAreas(mgr ctrl.Manager, webhooks bool) error {
+	for _, a := range areas {
+		if a.reconcile != nil {
+			if err := a.reconcile(mgr); err != nil {
+				return fmt.Errorf("setting up %s reconcilers: %w", a.name, err)
+			}
+		}
+		if webhooks && a.admissions != nil {
+			if err := a.admissions(mgr); err != nil {
+				return fmt.Errorf("setting up %s webhooks: %w", a.name, err)
+			}
+		}
+	}
+	return nil
+}

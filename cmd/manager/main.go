@@ -1,0 +1,140 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command manager is the rackwire operator: every reconciler and admission webhook in one
+// binary. This file holds flags and manager wiring only; parts are added in areas.go.
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"os"
+
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rackwire/rackwire/internal/scheme"
+)
+
+type options struct {
+	metricsAddr    string
+	secureMetrics  bool
+	probeAddr      string
+	leaderElect    bool
+	leaderElectNS  string
+	webhooks       bool
+	webhookHost    string
+	webhookPort    int
+	webhookCertDir string
+	enableHTTP2    bool
+	zap            zap.Options
+}
+
+func parseFlags() options {
+	var o options
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
+		"Address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP); 0 disables it.")
+	flag.BoolVar(&o.secureMetrics, "metrics-secure", true,
+		"Serve metrics over HTTPS, authenticated and authorized by the apiserver.")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false,
+		"Elect a leader, so that only one replica reconciles at a time.")
+	flag.StringVar(&o.leaderElectNS, "leader-election-namespace", "",
+		"Namespace of the leader election lease; defaults to the pod's namespace.")
+	flag.BoolVar(&o.webhooks, "webhooks", true,
+		"Serve the admission webhooks; turn off when running against a cluster without their certificates.")
+	flag.StringVar(&o.webhookHost, "webhook-host", "", "Address the webhook server binds to; empty for all.")
+	flag.IntVar(&o.webhookPort, "webhook-port", webhook.DefaultPort, "Port of the webhook server.")
+	flag.StringVar(&o.webhookCertDir, "webhook-cert-dir", "",
+		"Directory with the webhook serving certificate tls.crt and tls.key; it is watched for rotation.")
+	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
+		"Allow HTTP/2 on the metrics and webhook servers (off because of the HTTP/2 stream-reset CVEs).")
+	o.zap.Development = false
+	o.zap.BindFlags(flag.CommandLine)
+	flag.Parse()
+	return o
+}
+
+func main() {
+	o := parseFlags()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	log := ctrl.Log.WithName("setup")
+
+	if err := run(o); err != nil {
+		log.Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+
+	metrics := metricsserver.Options{
+		BindAddress:   o.metricsAddr,
+		SecureServing: o.secureMetrics,
+		TLSOpts:       tlsOpts,
+	}
+	if o.secureMetrics {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                        scheme.New(),
+		Metrics:                       metrics,
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "rackwire.metal3.io",
+		LeaderElectionNamespace:       o.leaderElectNS,
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    o.webhookHost,
+			Port:    o.webhookPort,
+			CertDir: o.webhookCertDir,
+			TLSOpts: tlsOpts,
+		}),
+	})
+	if err != nil {
+		return err
+	}
+
+	if err := setupAreas(mgr, o.webhooks); err != nil {
+		return err
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	ready := healthz.Ping
+	if o.webhooks {
+		// Not ready until the webhook server listens, so that no admission request of the
+		// apiserver lands on a replica that cannot answer it.
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("readyz", ready); err != nil {
+		return err
+	}
+
+	ctrl.Log.WithName("setup").Info("starting manager", "areas", len(areas), "webhooks", o.webhooks)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
