@@ -17,17 +17,12 @@ limitations under the License.
 package crd
 
 import (
-	"bytes"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
@@ -35,30 +30,11 @@ import (
 	"github.com/rackwire/rackwire/internal/controlplane"
 )
 
-// readSamples decodes every YAML document of config/samples, as `make dev` applies them.
+// readSamples decodes every object of config/samples, as `make dev` applies them.
 func readSamples() []*unstructured.Unstructured {
-	files, err := filepath.Glob(filepath.Join(root, controlplane.SamplesDir, "*.yaml"))
+	objs, err := controlplane.ReadObjects(filepath.Join(root, controlplane.SamplesDir))
 	Expect(err).NotTo(HaveOccurred())
-	var objs []*unstructured.Unstructured
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		Expect(err).NotTo(HaveOccurred())
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-				break
-			} else {
-				Expect(err).NotTo(HaveOccurred(), f)
-			}
-			if len(u.Object) > 0 {
-				objs = append(objs, u)
-			}
-		}
-	}
+	Expect(objs).NotTo(BeEmpty())
 	return objs
 }
 

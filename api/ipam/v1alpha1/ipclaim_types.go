@@ -24,7 +24,7 @@ import (
 // IPClaimSpec names the pool to draw an address from.
 type IPClaimSpec struct {
 	// Pool is the IPPool to allocate from; it must be in the claim's namespace.
-	// +kubebuilder:validation:XValidation:rule="has(self.name) && self.name != ''",message="pool.name is required"
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="pool.name is required"
 	Pool corev1.ObjectReference `json:"pool"`
 }
 

@@ -30,7 +30,7 @@ type SecretRef struct {
 }
 
 // AnsibleSwitchSpec is how Ansible (the network-runner role) reaches a switch.
-// +kubebuilder:validation:XValidation:rule="self.os != 'openvswitch' || (has(self.bridge) && self.bridge != ”)",message="bridge is required when os is openvswitch",fieldPath=".bridge",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="self.os != 'openvswitch' || (has(self.bridge) && size(self.bridge) > 0)",message="bridge is required when os is openvswitch",fieldPath=".bridge",reason="FieldValueRequired"
 type AnsibleSwitchSpec struct {
 	// OS is the switch's network OS, as named by the network-runner role's providers.
 	// +kubebuilder:validation:Enum=cumulus;dellemc.os9.os9;dellos10;enos;eos;junos;nxos;openvswitch

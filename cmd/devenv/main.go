@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command devenv is `make dev`: a local control plane on loopback with every CRD and webhook
+// configuration, the manager running against it, and the samples applied. It runs until
+// Ctrl-C and then stops everything it started.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/rackwire/rackwire/internal/controlplane"
+	"github.com/rackwire/rackwire/internal/devenv"
+)
+
+func main() {
+	dir := flag.String("dir", "bin/dev", "Directory for the kubeconfig, the manager log and the control plane's state.")
+	manager := flag.String("manager", "bin/manager", "The manager binary to run.")
+	samples := flag.Bool("samples", true, "Apply config/samples once the manager is ready.")
+	flag.Parse()
+
+	if err := run(*dir, *manager, *samples); err != nil {
+		fmt.Fprintln(os.Stderr, "devenv:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, manager string, samples bool) error {
+	root, err := controlplane.RepoRoot(".")
+	if err != nil {
+		return err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	if manager, err = filepath.Abs(manager); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	env, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: samples, Log: os.Stdout})
+	if err != nil {
+		return err
+	}
+	printTryThis(env.Kubeconfig, env.ManagerLog)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		fmt.Println("\nstopping")
+	case <-env.Done():
+		runErr = fmt.Errorf("the manager exited: %v (log: %s)", env.Err(), env.ManagerLog)
+	}
+	if err := env.Stop(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+func printTryThis(kubeconfig, managerLog string) {
+	kubectl := "kubectl"
+	if _, err := exec.LookPath(kubectl); err != nil {
+		// hack/envtest-bins.sh builds one next to kube-apiserver.
+		kubectl = filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	}
+	k := kubectl + " --kubeconfig " + kubeconfig
+	fmt.Printf(`
+rackwire is up. The manager logs to %s.
+
+Try, from another shell:
+
+  export KUBECONFIG=%s
+  %s get ippools,ipclaims,ipaddresses.ipam.metal3.io,switches,switchports,ipaddressclaims -A
+  %s get crds
+  %s explain switchportconfiguration.spec
+  %s explain ippool.spec.pools
+  %s apply -f config/samples/
+
+Ctrl-C stops everything.
+`, managerLog, kubeconfig, k, k, k, k, k)
+}

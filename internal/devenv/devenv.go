@@ -1,0 +1,163 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package devenv runs rackwire the way `make dev` shows it: the local control plane of
+// internal/controlplane, the real manager binary talking to it under its own RBAC identity
+// with its webhooks served on loopback, and the samples applied. Everything it starts is
+// recorded in its directory, so that a later run cleans up after one that crashed.
+package devenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/rackwire/rackwire/internal/controlplane"
+	"github.com/rackwire/rackwire/internal/scheme"
+)
+
+// Options says where the environment lives and what it runs.
+type Options struct {
+	// Root is the repository root (config/ is read from there).
+	Root string
+	// Dir holds the kubeconfigs, the manager log, the process records and the control
+	// plane's state; it is wiped at start.
+	Dir string
+	// Manager is the path of the built manager binary.
+	Manager string
+	// Samples applies config/samples once the manager is ready.
+	Samples bool
+	// Log receives progress messages.
+	Log io.Writer
+}
+
+// Env is a running environment.
+type Env struct {
+	// Kubeconfig is an admin kubeconfig for kubectl.
+	Kubeconfig string
+	// ManagerLog is the file the manager writes its log to.
+	ManagerLog string
+	// Config is the admin REST config.
+	Config *rest.Config
+	// Client is an admin client knowing every rackwire group.
+	Client client.Client
+
+	opts    Options
+	cp      *envtest.Environment
+	manager *managerProcess
+	procs   *processRecord
+}
+
+// Start brings the environment up. On error, whatever was started is stopped again.
+func Start(ctx context.Context, opts Options) (_ *Env, err error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	e := &Env{opts: opts, procs: newProcessRecord(filepath.Join(opts.Dir, "processes"))}
+	defer func() {
+		if err != nil {
+			_ = e.Stop()
+		}
+	}()
+
+	if err := e.procs.killLeftovers(opts.Log); err != nil {
+		return nil, err
+	}
+	state := filepath.Join(opts.Dir, "state")
+	if err := os.RemoveAll(state); err != nil {
+		return nil, fmt.Errorf("removing the previous run's state: %w", err)
+	}
+	for _, d := range []string{"etcd", "apiserver"} {
+		if err := os.MkdirAll(filepath.Join(state, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+
+	if e.cp, err = controlplane.New(opts.Root); err != nil {
+		return nil, err
+	}
+	// State under Dir rather than in fresh temporary directories, so that the wipe above
+	// also removes what a crashed run left.
+	e.cp.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(state, "etcd")}
+	e.cp.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(state, "apiserver")}
+	fmt.Fprintln(opts.Log, "starting etcd and kube-apiserver on loopback")
+	if e.Config, err = e.cp.Start(); err != nil {
+		return nil, fmt.Errorf("starting the control plane: %w", err)
+	}
+	if err := e.procs.recordChildren(); err != nil {
+		return nil, err
+	}
+	if e.Client, err = client.New(e.Config, client.Options{Scheme: scheme.New()}); err != nil {
+		return nil, err
+	}
+
+	e.Kubeconfig = filepath.Join(opts.Dir, "kubeconfig")
+	if err := e.writeKubeconfig(e.Kubeconfig, envtest.User{Name: "dev-admin", Groups: []string{"system:masters"}}); err != nil {
+		return nil, err
+	}
+
+	if err := e.startManager(ctx); err != nil {
+		return nil, err
+	}
+
+	if opts.Samples {
+		n, err := applyFile(ctx, e.Client, filepath.Join(opts.Root, controlplane.SamplesDir), "default")
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(opts.Log, "applied %d sample objects to namespace default\n", n)
+	}
+	return e, nil
+}
+
+// Done is closed when the manager exits on its own; Err then says why.
+func (e *Env) Done() <-chan struct{} { return e.manager.done }
+
+// Err is the manager's exit error once Done is closed.
+func (e *Env) Err() error { return e.manager.err }
+
+// Stop stops the manager, then the control plane, and forgets the processes.
+func (e *Env) Stop() error {
+	var errs []error
+	if e.manager != nil {
+		errs = append(errs, e.manager.stop(10*time.Second))
+	}
+	if e.cp != nil && e.cp.ControlPlane.APIServer != nil {
+		errs = append(errs, e.cp.Stop())
+	}
+	errs = append(errs, e.procs.forget())
+	return errors.Join(errs...)
+}
+
+func (e *Env) writeKubeconfig(path string, u envtest.User) error {
+	user, err := e.cp.AddUser(u, nil)
+	if err != nil {
+		return fmt.Errorf("adding user %s: %w", u.Name, err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}

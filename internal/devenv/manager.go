@@ -1,0 +1,162 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package devenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// managerUser is the identity the manager runs as. It holds only the generated
+// manager-role, so a missing RBAC marker fails in `make dev` as it would in a cluster.
+const managerUser = "rackwire-manager"
+
+type managerProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func (e *Env) startManager(ctx context.Context) error {
+	if _, err := applyFile(ctx, e.Client, filepath.Join(e.opts.Root, "config/rbac/role.yaml"), ""); err != nil {
+		return fmt.Errorf("installing the manager's ClusterRole: %w", err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "manager-role"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser}},
+	}
+	binding.Name = "manager-rolebinding"
+	if err := e.Client.Create(ctx, binding); err != nil {
+		return fmt.Errorf("binding the manager's ClusterRole: %w", err)
+	}
+	kubeconfig := filepath.Join(e.opts.Dir, "manager.kubeconfig")
+	if err := e.writeKubeconfig(kubeconfig, envtest.User{Name: managerUser}); err != nil {
+		return err
+	}
+
+	probe, err := freePort()
+	if err != nil {
+		return err
+	}
+	hooks := e.cp.WebhookInstallOptions
+	e.ManagerLog = filepath.Join(e.opts.Dir, "manager.log")
+	logFile, err := os.Create(e.ManagerLog)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close() // the child keeps its own descriptor
+
+	cmd := exec.Command(e.opts.Manager,
+		"--kubeconfig="+kubeconfig,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address="+probe,
+		"--webhook-host="+hooks.LocalServingHost,
+		"--webhook-port="+strconv.Itoa(hooks.LocalServingPort),
+		"--webhook-cert-dir="+hooks.LocalServingCertDir,
+		"--zap-devel",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Own process group, so Stop (or a later run) can take down anything it spawns, and
+	// the kernel stops it if devenv dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	fmt.Fprintf(e.opts.Log, "starting the manager (log: %s)\n", e.ManagerLog)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the manager %s: %w", e.opts.Manager, err)
+	}
+	e.manager = &managerProcess{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		e.manager.err = cmd.Wait()
+		close(e.manager.done)
+	}()
+	if err := e.procs.record(cmd.Process.Pid); err != nil {
+		return err
+	}
+	return e.manager.waitReady(ctx, "http://"+probe+"/readyz", e.ManagerLog, 2*time.Minute)
+}
+
+func (m *managerProcess) waitReady(ctx context.Context, url, logPath string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-m.done:
+			return fmt.Errorf("the manager exited before it was ready (%v); last lines of %s:\n%s", m.err, logPath, tail(logPath, 20))
+		case <-ctx.Done():
+			return fmt.Errorf("the manager was not ready after %s; last lines of %s:\n%s", timeout, logPath, tail(logPath, 20))
+		case <-tick.C:
+		}
+	}
+}
+
+func (m *managerProcess) stop(timeout time.Duration) error {
+	select {
+	case <-m.done:
+		return nil
+	default:
+	}
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-m.done:
+		return nil
+	case <-time.After(timeout):
+		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+		<-m.done
+		return fmt.Errorf("the manager did not stop within %s and was killed", timeout)
+	}
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
