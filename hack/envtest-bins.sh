@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the envtest control plane (kube-apiserver, etcd) from the Go module proxy into
+# Builds the envtest control plane (kube-apiserver, etcd, and kubectl for `make dev`) from the Go module proxy into
 # bin/k8s/<version>/, because setup-envtest's download bucket is not reachable from our CI.
 # A finished binary is reused: each one is moved into place only once it is complete.
 # Prints the directory to use as KUBEBUILDER_ASSETS on stdout; progress goes to stderr.
@@ -10,7 +10,7 @@ ETCD_VERSION=${ETCD_VERSION:-3.6.8}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${ENVTEST_DIR:-$ROOT/bin/k8s/$K8S_VERSION-etcd$ETCD_VERSION}
 
-if [[ -x $DEST/kube-apiserver && -x $DEST/etcd ]]; then
+if [[ -x $DEST/kube-apiserver && -x $DEST/etcd && -x $DEST/kubectl ]]; then
 	echo "$DEST"
 	exit 0
 fi
@@ -28,25 +28,33 @@ install_bin() {
 	mv "$DEST/.$2.tmp" "$DEST/$2"
 }
 
-if [[ ! -x $DEST/kube-apiserver ]]; then
-	# The kubernetes module pins every staging repository at v0.0.0 and relies on replace
-	# directives that only apply inside its own tree; a consumer repeats them at the matching tag.
-	echo "building kube-apiserver v$K8S_VERSION (a cold cache takes a few minutes)" >&2
-	mkdir -p "$work/apiserver"
+# The kubernetes module pins every staging repository at v0.0.0 and relies on replace
+# directives that only apply inside its own tree; a consumer repeats them at the matching tag.
+k8s_module() {
+	[[ -f $work/k8s/go.mod ]] && return
+	mkdir -p "$work/k8s"
 	(
-		cd "$work/apiserver"
-		go mod init rackwire.local/envtest-apiserver >/dev/null 2>&1
+		cd "$work/k8s"
+		go mod init rackwire.local/envtest-k8s >/dev/null 2>&1
 		go mod edit -require="k8s.io/kubernetes@v$K8S_VERSION"
 		curl -fsSL "$proxy/k8s.io/kubernetes/@v/v$K8S_VERSION.mod" |
 			awk '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" {print $1}' | sort -u |
 			while read -r mod; do
 				go mod edit -replace="$mod=$mod@v0.${K8S_VERSION#1.}"
 			done
-		go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" >&2
-		CGO_ENABLED=0 go build -trimpath -o "$work/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+		go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@v$K8S_VERSION" >&2
 	)
-	install_bin "$work/kube-apiserver" kube-apiserver
-fi
+}
+
+# kubectl is not needed by the tests, but `make dev` tells the user to run it and a fresh
+# machine has none.
+for bin in kube-apiserver kubectl; do
+	[[ -x $DEST/$bin ]] && continue
+	echo "building $bin v$K8S_VERSION (a cold cache takes a few minutes)" >&2
+	k8s_module
+	(cd "$work/k8s" && CGO_ENABLED=0 go build -trimpath -o "$work/$bin" "k8s.io/kubernetes/cmd/$bin")
+	install_bin "$work/$bin" "$bin"
+done
 
 if [[ ! -x $DEST/etcd ]]; then
 	# etcd's server module is its main package; its go.mod has replace directives, so it is
