@@ -62,6 +62,10 @@ type Env struct {
 	Config *rest.Config
 	// Client is an admin client knowing every rackwire group.
 	Client client.Client
+	// WebhookAddr is where the manager serves admission webhooks, and WebhookCA the CA
+	// the apiserver trusts for it.
+	WebhookAddr string
+	WebhookCA   []byte
 
 	opts    Options
 	cp      *envtest.Environment

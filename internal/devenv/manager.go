@@ -65,6 +65,8 @@ func (e *Env) startManager(ctx context.Context) error {
 		return err
 	}
 	hooks := e.cp.WebhookInstallOptions
+	e.WebhookAddr = net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort))
+	e.WebhookCA = hooks.LocalServingCAData
 	e.ManagerLog = filepath.Join(e.opts.Dir, "manager.log")
 	logFile, err := os.Create(e.ManagerLog)
 	if err != nil {

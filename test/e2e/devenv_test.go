@@ -18,6 +18,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,8 +73,9 @@ func clientFor(kubeconfig string) client.Client {
 
 var _ = Describe("make dev", Ordered, func() {
 	var (
-		ctx = context.Background()
-		dir string
+		ctx   = context.Background()
+		dir   string
+		first *devenv.Env
 	)
 
 	BeforeAll(func() {
@@ -80,7 +83,8 @@ var _ = Describe("make dev", Ordered, func() {
 	})
 
 	It("brings up the control plane, a ready manager and the samples", func() {
-		first, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: true, Log: GinkgoWriter})
+		var err error
+		first, err = devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: true, Log: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
 
 		admin := clientFor(first.Kubeconfig)
@@ -88,6 +92,14 @@ var _ = Describe("make dev", Ordered, func() {
 		Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "pool-1"}, pool)).To(Succeed())
 		Expect(pool.Spec.NamePrefix).To(Equal("provisioning"))
 		Expect(recordedPIDs(dir)).To(HaveLen(3), "etcd, kube-apiserver and the manager")
+	})
+
+	It("serves the manager's webhooks on loopback with a certificate the apiserver trusts", func() {
+		pool := x509.NewCertPool()
+		Expect(pool.AppendCertsFromPEM(first.WebhookCA)).To(BeTrue())
+		conn, err := tls.Dial("tcp", first.WebhookAddr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(conn.Close()).To(Succeed())
 	})
 
 	It("runs the manager under its generated ClusterRole, not as an admin", func() {
