@@ -72,7 +72,7 @@ func (e *Env) startManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer logFile.Close() // the child keeps its own descriptor
+	defer func() { _ = logFile.Close() }() // the child keeps its own descriptor
 
 	cmd := exec.Command(e.opts.Manager,
 		"--kubeconfig="+kubeconfig,
@@ -147,8 +147,8 @@ func freePort() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr := l.Addr().String()
+	return addr, l.Close()
 }
 
 func tail(path string, n int) string {

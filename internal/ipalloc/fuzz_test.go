@@ -17,6 +17,7 @@ limitations under the License.
 package ipalloc
 
 import (
+	"errors"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -61,7 +62,8 @@ func FuzzBuild(f *testing.F) {
 		}
 		p, err := Build(spec, WithRand(rand.New(rand.NewPCG(1, 1))))
 		if err != nil {
-			if _, ok := err.(FieldErrors); !ok {
+			var fe FieldErrors
+			if !errors.As(err, &fe) {
 				t.Fatalf("Build() error %T is not FieldErrors: %v", err, err)
 			}
 			return

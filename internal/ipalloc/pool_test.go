@@ -282,7 +282,9 @@ func TestParams(t *testing.T) {
 func TestFreeRangesStopsEarly(t *testing.T) {
 	p := mustBuild(t, Spec{Pools: []EntrySpec{{Subnet: "10.0.0.0/24"}, {Subnet: "fd00::/64"}}}, seeded(1))
 	for range 10 {
-		p.Allocate(Random)
+		if _, err := p.Allocate(Random); err != nil {
+			t.Fatal(err)
+		}
 	}
 	n := 0
 	for range p.FreeRanges() {

@@ -292,19 +292,19 @@ func (t *freeTree) takeNth(i uint128) uint128 {
 	for {
 		t.path = append(t.path, x)
 		n := t.n(x)
-		if l := t.n(n.left).sum; i.less(l) {
+		l := t.n(n.left).sum
+		if i.less(l) {
 			x = n.left
 			continue
-		} else {
-			i = i.sub(l)
 		}
-		if size := span(n.lo, n.hi); i.less(size) {
+		i = i.sub(l)
+		size := span(n.lo, n.hi)
+		if i.less(size) {
 			k := n.lo.add(i)
 			t.takeAt(x, k)
 			return k
-		} else {
-			i = i.sub(size)
 		}
+		i = i.sub(size)
 		x = n.right
 	}
 }

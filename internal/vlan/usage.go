@@ -21,7 +21,7 @@ import (
 	"fmt"
 )
 
-// ErrNotInUse: Release of a VLAN that nothing acquired.
+// ErrNotInUse is returned by Release for a VLAN that nothing acquired.
 var ErrNotInUse = errors.New("VLAN not in use")
 
 // Usage counts how many users (ports, typically, within one namespace) hold each VLAN,
