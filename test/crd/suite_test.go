@@ -52,6 +52,8 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	testEnv, err = controlplane.New(root)
 	Expect(err).NotTo(HaveOccurred())
+	// Schemas only: no webhook server runs in this suite, so none may be registered.
+	testEnv.WebhookInstallOptions = envtest.WebhookInstallOptions{}
 	cfg, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme.New()})

@@ -22,34 +22,18 @@ limitations under the License.
 package v1alpha1
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/rackwire/rackwire/api/internal/groupscheme"
 )
 
-// The package depends on apimachinery only, so that providers such as CAPM3 can import the
-// types without pulling in controller-runtime.
 var (
 	// GroupVersion is group version used to register these objects.
 	GroupVersion = schema.GroupVersion{Group: "metal3.io", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the types of this group-version.
-	SchemeBuilder = &schemeBuilder{}
+	SchemeBuilder = &groupscheme.Builder{GroupVersion: GroupVersion}
 
 	// AddToScheme adds the types in this group-version to the given scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
-
-type schemeBuilder struct{ objects []runtime.Object }
-
-// Register records types to add; each types file calls it from init.
-func (b *schemeBuilder) Register(objects ...runtime.Object) {
-	b.objects = append(b.objects, objects...)
-}
-
-// AddToScheme adds the registered types and the group-version's meta types to s.
-func (b *schemeBuilder) AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, b.objects...)
-	metav1.AddToGroupVersion(s, GroupVersion)
-	return nil
-}
