@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package groupscheme registers the types of one API group-version with apimachinery alone,
 // so that providers such as CAPM3 can import rackwire's API packages without pulling in
 // controller-runtime (whose scheme.Builder does the same).
