@@ -45,6 +45,8 @@ type options struct {
 	webhookPort    int
 	webhookCertDir string
 	enableHTTP2    bool
+	qps            float64
+	burst          int
 	zap            zap.Options
 }
 
@@ -67,6 +69,10 @@ func parseFlags() options {
 		"Directory with the webhook serving certificate tls.crt and tls.key; it is watched for rotation.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
 		"Allow HTTP/2 on the metrics and webhook servers (off because of the HTTP/2 stream-reset CVEs).")
+	// Every claim costs a few writes (IPAddress, status, finalizer); client-go's defaults
+	// would make a burst of claims wait on the client rather than on the apiserver.
+	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Queries per second the manager may send to the apiserver.")
+	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries the manager may send to the apiserver.")
 	o.zap.Development = false
 	o.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -99,7 +105,13 @@ func run(o options) error {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme.New(),
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
