@@ -20,6 +20,10 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rackwire/rackwire/internal/controller/ipam"
+	capiipamwebhooks "github.com/rackwire/rackwire/webhooks/capiipam/v1beta2"
+	ipamwebhooks "github.com/rackwire/rackwire/webhooks/ipam/v1alpha1"
 )
 
 // area is one part of the operator (IPAM, switches, node slices, persistent IPs): the
@@ -27,16 +31,20 @@ import (
 // that `--webhooks=false` (make run against a cluster without certificates) can skip them.
 type area struct {
 	name       string
-	reconcile  func(ctrl.Manager) error
-	admissions func(ctrl.Manager) error
+	reconcile  setupFunc
+	admissions []setupFunc
 }
+
+type setupFunc func(ctrl.Manager) error
 
 // Every area reports through Events.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // areas is the one place where parts of the operator are wired in: an issue that adds a
 // part adds its line here and nothing else in cmd/manager.
-var areas = []area{}
+var areas = []area{
+	{name: "ipam", reconcile: ipam.Setup, admissions: []setupFunc{ipamwebhooks.Setup, capiipamwebhooks.Setup}},
+}
 
 // setupAreas registers every area's reconcilers and, when asked, its webhooks.
 func setupAreas(mgr ctrl.Manager, webhooks bool) error {
@@ -46,8 +54,11 @@ func setupAreas(mgr ctrl.Manager, webhooks bool) error {
 				return fmt.Errorf("setting up %s reconcilers: %w", a.name, err)
 			}
 		}
-		if webhooks && a.admissions != nil {
-			if err := a.admissions(mgr); err != nil {
+		if !webhooks {
+			continue
+		}
+		for _, setup := range a.admissions {
+			if err := setup(mgr); err != nil {
 				return fmt.Errorf("setting up %s webhooks: %w", a.name, err)
 			}
 		}

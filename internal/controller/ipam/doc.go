@@ -1,0 +1,21 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package ipam reconciles Metal3 IPPools and IPClaims and the Cluster API IPAddressClaims
+// that point at those pools. Every allocation goes through one in-memory allocator per pool
+// (Registry), so that a claim is served without listing the addresses of its namespace and
+// Metal3 and Cluster API claims share one address space.
+package ipam

@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ipam
+
+import (
+	"context"
+
+	"k8s.io/utils/ptr"
+	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
+)
+
+// ClaimWorkers is how many claims of each kind are reconciled at once. Claims of one pool
+// only serialise on the in-memory pick, so the rest of a reconcile (apiserver round trips)
+// overlaps.
+var ClaimWorkers = 8
+
+// The events.k8s.io recorder of the reconcilers.
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// The controllers use the classic workqueue: controller-runtime v0.24.1's priority queue can
+// deadlock on shutdown with several workers (kubernetes-sigs/controller-runtime#3538, fixed
+// after v0.24.1), which leaves a stopping manager hanging past its grace period.
+
+// Setup registers the IPPool, IPClaim and IPAddressClaim reconcilers and the allocator
+// registry they share.
+func Setup(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	if err := RegisterIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	reg := NewRegistry(mgr.GetCache())
+	if err := reg.Watch(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
+
+	if err := ctrl.NewControllerManagedBy(mgr).
+		For(&ipamv1alpha1.IPPool{}).
+		Watches(&ipamv1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(poolOfAddress)).
+		Watches(&capiipamv1beta2.IPAddress{}, handler.EnqueueRequestsFromMapFunc(poolOfAddress)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
+		Complete(&IPPoolReconciler{Client: mgr.GetClient(), Registry: reg, Recorder: mgr.GetEventRecorder("ippool-controller")}); err != nil {
+		return err
+	}
+
+	if err := ctrl.NewControllerManagedBy(mgr).
+		For(&ipamv1alpha1.IPClaim{}).
+		Owns(&ipamv1alpha1.IPAddress{}).
+		WatchesRawSource(reg.wakeups(kindMetal3)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ClaimWorkers, UsePriorityQueue: ptr.To(false)}).
+		Complete(&IPClaimReconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registry: reg,
+			Recorder: mgr.GetEventRecorder("ipclaim-controller"),
+		}); err != nil {
+		return err
+	}
+
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&capiipamv1beta2.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return ours(o.(*capiipamv1beta2.IPAddressClaim).Spec.PoolRef)
+		}))).
+		Owns(&capiipamv1beta2.IPAddress{}).
+		WatchesRawSource(reg.wakeups(kindCAPI)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: ClaimWorkers, UsePriorityQueue: ptr.To(false)}).
+		Complete(&IPAddressClaimReconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registry: reg,
+			Recorder: mgr.GetEventRecorder("ipaddressclaim-controller"),
+		})
+}
+
+// poolOfAddress maps an IPAddress of either kind to its IPPool.
+func poolOfAddress(_ context.Context, o client.Object) []reconcile.Request {
+	h, ok := holdingOf(o)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: h.pool}}
+}

@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
+)
+
+// +kubebuilder:webhook:path=/validate-ipam-metal3-io-v1alpha1-ipaddress,mutating=false,failurePolicy=fail,sideEffects=None,groups=ipam.metal3.io,resources=ipaddresses,verbs=create;update,versions=v1alpha1,name=vipaddress-v1alpha1.ipam.metal3.io,admissionReviewVersions=v1
+
+// IPAddressWebhook keeps an IPAddress's spec as created: the address is the source of truth
+// of an allocation, and a changed one would hand out an address twice.
+type IPAddressWebhook struct{}
+
+var _ admission.Validator[*ipamv1alpha1.IPAddress] = IPAddressWebhook{}
+
+func setupIPAddress(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &ipamv1alpha1.IPAddress{}).WithValidator(IPAddressWebhook{}).Complete()
+}
+
+// ValidateCreate checks a new object.
+func (IPAddressWebhook) ValidateCreate(context.Context, *ipamv1alpha1.IPAddress) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateUpdate checks a change.
+func (IPAddressWebhook) ValidateUpdate(_ context.Context, old, ip *ipamv1alpha1.IPAddress) (admission.Warnings, error) {
+	if equality.Semantic.DeepEqual(old.Spec, ip.Spec) {
+		return nil, nil
+	}
+	return nil, invalid(kindIPAddress, ip.Name, field.ErrorList{
+		field.Forbidden(field.NewPath("spec"), "is immutable; delete its claim to release the address"),
+	})
+}
+
+// ValidateDelete allows every deletion: the reconcilers hold back, with finalizers, what must not go yet.
+func (IPAddressWebhook) ValidateDelete(context.Context, *ipamv1alpha1.IPAddress) (admission.Warnings, error) {
+	return nil, nil
+}
