@@ -17,44 +17,20 @@ limitations under the License.
 package v1alpha1
 
 import (
-	"context"
-
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
+	"github.com/rackwire/rackwire/webhooks/immutable"
 )
 
 // +kubebuilder:webhook:path=/validate-ipam-metal3-io-v1alpha1-ipaddress,mutating=false,failurePolicy=fail,sideEffects=None,groups=ipam.metal3.io,resources=ipaddresses,verbs=create;update,versions=v1alpha1,name=vipaddress-v1alpha1.ipam.metal3.io,admissionReviewVersions=v1
 
-// IPAddressWebhook keeps an IPAddress's spec as created: the address is the source of truth
-// of an allocation, and a changed one would hand out an address twice.
-type IPAddressWebhook struct{}
-
-var _ admission.Validator[*ipamv1alpha1.IPAddress] = IPAddressWebhook{}
-
+// setupIPAddress registers the validator that keeps an IPAddress's spec as created: the address
+// is the source of truth of an allocation, and a changed one would hand out an address twice.
 func setupIPAddress(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &ipamv1alpha1.IPAddress{}).WithValidator(IPAddressWebhook{}).Complete()
-}
-
-// ValidateCreate checks a new object.
-func (IPAddressWebhook) ValidateCreate(context.Context, *ipamv1alpha1.IPAddress) (admission.Warnings, error) {
-	return nil, nil
-}
-
-// ValidateUpdate checks a change.
-func (IPAddressWebhook) ValidateUpdate(_ context.Context, old, ip *ipamv1alpha1.IPAddress) (admission.Warnings, error) {
-	if equality.Semantic.DeepEqual(old.Spec, ip.Spec) {
-		return nil, nil
-	}
-	return nil, invalid(kindIPAddress, ip.Name, field.ErrorList{
-		field.Forbidden(field.NewPath("spec"), "is immutable; delete its claim to release the address"),
-	})
-}
-
-// ValidateDelete allows every deletion: the reconcilers hold back, with finalizers, what must not go yet.
-func (IPAddressWebhook) ValidateDelete(context.Context, *ipamv1alpha1.IPAddress) (admission.Warnings, error) {
-	return nil, nil
+	return ctrl.NewWebhookManagedBy(mgr, &ipamv1alpha1.IPAddress{}).WithValidator(immutable.Spec[*ipamv1alpha1.IPAddress]{
+		Kind:    kindIPAddress,
+		SpecOf:  func(o *ipamv1alpha1.IPAddress) any { return o.Spec },
+		Instead: "delete its claim to release the address",
+	}).Complete()
 }
