@@ -65,8 +65,9 @@ test: manifests generate fmt vet envtest ## Unit, envtest and end-to-end tests.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out
 
 .PHONY: bench
-bench: envtest ## Benchmarks (Go testing.B), pure and against the real kube-apiserver.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -run '^$$' -bench . -benchmem
+bench: envtest ## Benchmarks: pure ones, then IPAM throughput of the built manager against a local apiserver (table).
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./internal/... -run '^$$' -bench . -benchmem
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench -run '^$$' -bench . -benchtime=1x -timeout 60m
 
 ##@ Build
 

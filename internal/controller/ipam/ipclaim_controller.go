@@ -70,7 +70,11 @@ func (r *IPClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, r.delete(ctx, claim, pool)
 	}
 	if !controllerutil.ContainsFinalizer(claim, ClaimFinalizer) {
-		return ctrl.Result{}, addFinalizer(ctx, r.Client, claim, ClaimFinalizer)
+		// Bind in the same reconcile once the finalizer is stored: waiting for the update
+		// event would cost every claim a trip through the queue.
+		if err := addFinalizer(ctx, r.Client, claim, ClaimFinalizer); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
 	}
 
 	before := claim.DeepCopy()

@@ -18,13 +18,16 @@ package ipam
 
 import (
 	"context"
+	"time"
 
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -35,7 +38,12 @@ import (
 // ClaimWorkers is how many claims of each kind are reconciled at once. Claims of one pool
 // only serialise on the in-memory pick, so the rest of a reconcile (apiserver round trips)
 // overlaps.
-var ClaimWorkers = 8
+var ClaimWorkers = 16
+
+// PoolStatusInterval is how long the IPPool controller lets IPAddress events of a pool
+// gather before it rebuilds the pool's status: a burst of claims costs one status write
+// per pool and interval, not one per address (the status is a cache; see DESIGN.md 4).
+var PoolStatusInterval = time.Second
 
 // The events.k8s.io recorder of the reconcilers.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -58,8 +66,8 @@ func Setup(mgr ctrl.Manager) error {
 
 	if err := ctrl.NewControllerManagedBy(mgr).
 		For(&ipamv1alpha1.IPPool{}).
-		Watches(&ipamv1alpha1.IPAddress{}, handler.EnqueueRequestsFromMapFunc(poolOfAddress)).
-		Watches(&capiipamv1beta2.IPAddress{}, handler.EnqueueRequestsFromMapFunc(poolOfAddress)).
+		Watches(&ipamv1alpha1.IPAddress{}, coalescedPoolOfAddress()).
+		Watches(&capiipamv1beta2.IPAddress{}, coalescedPoolOfAddress()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
 		Complete(&IPPoolReconciler{Client: mgr.GetClient(), Registry: reg, Recorder: mgr.GetEventRecorder("ippool-controller")}); err != nil {
 		return err
@@ -88,6 +96,32 @@ func Setup(mgr ctrl.Manager) error {
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registry: reg,
 			Recorder: mgr.GetEventRecorder("ipaddressclaim-controller"),
 		})
+}
+
+// coalescedPoolOfAddress enqueues the pool of an IPAddress after PoolStatusInterval. The
+// delaying queue keeps one entry per pool, so every event until then joins that one
+// reconcile.
+func coalescedPoolOfAddress() handler.EventHandler {
+	add := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range poolOfAddress(ctx, o) {
+			q.AddAfter(req, PoolStatusInterval)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.ObjectOld, q)
+			add(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+	}
 }
 
 // poolOfAddress maps an IPAddress of either kind to its IPPool.

@@ -1,0 +1,688 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
+)
+
+const (
+	kindMetal3 = "metal3"
+	kindCAPI   = "capi"
+
+	createWorkers = 32
+	limitWorkers  = 16
+)
+
+// workload is one row of the table.
+type workload struct {
+	kind    string // kindMetal3 or kindCAPI
+	family  string // "v4" (a /16) or "v6" (a /64)
+	n       int
+	prefill int // IPAddresses the pool holds before the burst
+	label   string
+}
+
+func (w workload) name() string {
+	if w.label != "" {
+		return w.label
+	}
+	return w.kind + " " + map[string]string{"v4": "IPv4 /16", "v6": "IPv6 /64"}[w.family]
+}
+
+type result struct {
+	name           string
+	n              int
+	seconds        float64
+	rate           float64
+	tailRatio      float64
+	p50, p99       time.Duration
+	peakMiB        float64
+	writesPerClaim float64
+	readsPerClaim  float64
+	conflicts      float64
+	err            error
+}
+
+// BenchmarkIPAMThroughput runs the whole table once (use -benchtime=1x).
+func BenchmarkIPAMThroughput(b *testing.B) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		b.Skip("KUBEBUILDER_ASSETS is not set: run `make bench`")
+	}
+	logf.SetLogger(logr.Discard()) // envtest logs through controller-runtime; the table is the output
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "rackwire-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if os.Getenv("BENCH_KEEP") == "" {
+		defer func() { _ = os.RemoveAll(dir) }()
+	}
+	e, err := startEnv(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.stop()
+	fmt.Printf("manager: built binary, default flags %q; log %s; pprof http://%s/debug/pprof/\n",
+		os.Getenv("BENCH_MANAGER_FLAGS"), e.mgrLog, e.PprofAddr)
+
+	ns := sizes()
+	prefill := 20000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_PREFILL")); err == nil {
+		prefill = v
+	}
+	b.ResetTimer()
+	for range b.N {
+		limitN := slices.Max(ns)
+		limit, err := measureLimit(ctx, e, limitN)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rows []result
+		for _, n := range ns {
+			for _, w := range []workload{{kind: kindMetal3, family: "v4", n: n}, {kind: kindCAPI, family: "v4", n: n}, {kind: kindCAPI, family: "v6", n: n}} {
+				rows = append(rows, runWorkload(ctx, e, w))
+			}
+		}
+		fillN := 1000
+		empty := runWorkload(ctx, e, workload{kind: kindCAPI, family: "v4", n: fillN, label: "fill: empty pool"})
+		full := runWorkload(ctx, e, workload{kind: kindCAPI, family: "v4", n: fillN, prefill: prefill,
+			label: fmt.Sprintf("fill: %d in pool", prefill)})
+		rows = append(rows, empty, full)
+		printTable(limit, rows, full.rate/empty.rate)
+		for _, r := range rows {
+			if r.err != nil {
+				b.Errorf("%s N=%d: %v", r.name, r.n, r.err)
+			}
+		}
+	}
+}
+
+func sizes() []int {
+	var ns []int
+	for f := range strings.SplitSeq(os.Getenv("BENCH_N"), ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			ns = append(ns, n)
+		}
+	}
+	if len(ns) == 0 {
+		ns = []int{1000, 5000}
+	}
+	if os.Getenv("BENCH_LARGE") == "1" && !slices.Contains(ns, 20000) {
+		ns = append(ns, 20000)
+	}
+	return ns
+}
+
+type limitResult struct {
+	n             int
+	seconds       float64
+	writesPerSec  float64
+	claimsPerSec  float64
+	apiserverRate float64
+}
+
+// measureLimit does, with a plain client and no reconciler involved, the writes a
+// contract-following allocator must make per claim: finalizer, IPAddress, status. The
+// claims point at a pool kind rackwire does not serve, so the manager ignores them but its
+// webhooks stay in the apiserver's write path, as they are for the rackwire runs.
+func measureLimit(ctx context.Context, e *env, n int) (limitResult, error) {
+	ns, err := newNamespace(ctx, e, "bench-limit-")
+	if err != nil {
+		return limitResult{}, err
+	}
+	claims := make([]*capiipamv1beta2.IPAddressClaim, n)
+	err = parallel(n, createWorkers, func(i int) error {
+		c := &capiipamv1beta2.IPAddressClaim{}
+		c.Namespace, c.Name = ns, fmt.Sprintf("limit-%d", i)
+		c.Spec.PoolRef = capiipamv1beta2.IPPoolReference{APIGroup: "bench.rackwire.io", Kind: "LimitPool", Name: "limit"}
+		claims[i] = c
+		return e.c.Create(ctx, c)
+	})
+	if err != nil {
+		return limitResult{}, fmt.Errorf("pre-creating claims: %w", err)
+	}
+	base := netip.MustParseAddr("10.0.0.2")
+	addrs := make([]netip.Addr, n)
+	for i := range addrs {
+		addrs[i] = base
+		base = base.Next()
+	}
+	before := e.requests(ctx)
+	start := time.Now()
+	err = parallel(n, limitWorkers, func(i int) error {
+		c := claims[i]
+		old := c.DeepCopy()
+		controllerutil.AddFinalizer(c, "ipam.metal3.io/ipclaim")
+		if err := e.c.Patch(ctx, c, client.MergeFrom(old)); err != nil {
+			return err
+		}
+		ip := &capiipamv1beta2.IPAddress{}
+		ip.Namespace, ip.Name = ns, c.Name
+		ip.Finalizers = []string{"ipam.metal3.io/ipaddress"}
+		ip.Spec = capiipamv1beta2.IPAddressSpec{
+			ClaimRef: capiipamv1beta2.IPAddressClaimReference{Name: c.Name},
+			PoolRef:  c.Spec.PoolRef,
+			Address:  addrs[i].String(), Prefix: ptr.To[int32](16), Gateway: "10.0.0.1",
+		}
+		if err := controllerutil.SetControllerReference(c, ip, e.c.Scheme()); err != nil {
+			return err
+		}
+		if err := e.c.Create(ctx, ip); err != nil {
+			return err
+		}
+		old = c.DeepCopy()
+		c.Status.AddressRef = capiipamv1beta2.IPAddressReference{Name: ip.Name}
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
+			Type: capiipamv1beta2.IPAddressClaimReadyCondition, Status: metav1.ConditionTrue,
+			Reason: "Allocated", Message: "address " + ip.Spec.Address + " allocated", ObservedGeneration: c.Generation,
+		})
+		return e.c.Status().Patch(ctx, c, client.MergeFrom(old))
+	})
+	took := time.Since(start).Seconds()
+	if err != nil {
+		return limitResult{}, fmt.Errorf("the limit run: %w", err)
+	}
+	writes := e.requests(ctx).since(before).writes()
+	return limitResult{
+		n: n, seconds: took, writesPerSec: float64(3*n) / took, claimsPerSec: float64(n) / took,
+		apiserverRate: writes / took,
+	}, nil
+}
+
+// runWorkload creates w.n claims as fast as the client allows and waits until every one is
+// bound; then checks the outcome.
+func runWorkload(ctx context.Context, e *env, w workload) result {
+	r := result{name: w.name(), n: w.n}
+	r.err = func() error {
+		ns, err := newNamespace(ctx, e, "bench-")
+		if err != nil {
+			return err
+		}
+		pool := newPool(ns, w.family)
+		if err := e.c.Create(ctx, pool); err != nil {
+			return err
+		}
+		if err := waitFor(ctx, 2*time.Minute, func() (bool, error) {
+			p := &ipamv1alpha1.IPPool{}
+			if err := e.c.Get(ctx, client.ObjectKeyFromObject(pool), p); err != nil {
+				return false, err
+			}
+			return meta.IsStatusConditionTrue(p.Status.Conditions, ipamv1alpha1.ConditionReady), nil
+		}); err != nil {
+			return fmt.Errorf("pool never Ready: %w", err)
+		}
+		if w.prefill > 0 {
+			if err := prefillPool(ctx, e, pool, w.prefill); err != nil {
+				return err
+			}
+		}
+
+		bound := newBoundTracker(w.n)
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		watchErr := make(chan error, 1)
+		go func() { watchErr <- watchClaims(wctx, e, w.kind, ns, bound) }()
+		if err := bound.waitStarted(ctx); err != nil {
+			return err
+		}
+
+		e.resetPeak()
+		before := e.requests(ctx)
+		created := make([]time.Time, w.n)
+		start := time.Now()
+		if d := os.Getenv("BENCH_PROFILE_DIR"); d != "" {
+			go e.cpuProfile(ctx, filepath.Join(d, fmt.Sprintf("%s-%d.pprof", strings.NewReplacer(" ", "-", "/", "", ":", "").Replace(w.name()), w.n)), 15)
+		}
+		if err := parallel(w.n, createWorkers, func(i int) error {
+			created[i] = time.Now()
+			var obj client.Object
+			if w.kind == kindMetal3 {
+				c := &ipamv1alpha1.IPClaim{}
+				c.Namespace, c.Name = ns, claimName(i)
+				c.Spec.Pool = corev1.ObjectReference{Name: pool.Name}
+				obj = c
+			} else {
+				c := &capiipamv1beta2.IPAddressClaim{}
+				c.Namespace, c.Name = ns, claimName(i)
+				c.Spec.PoolRef = capiipamv1beta2.IPPoolReference{APIGroup: ipamv1alpha1.GroupVersion.Group, Kind: "IPPool", Name: pool.Name}
+				obj = c
+			}
+			return e.c.Create(ctx, obj)
+		}); err != nil {
+			return fmt.Errorf("creating claims: %w", err)
+		}
+		limit := time.Duration(max(300, w.n/5)) * time.Second
+		select {
+		case <-bound.all:
+		case err := <-watchErr:
+			return fmt.Errorf("watching claims: %w", err)
+		case <-time.After(limit):
+			return fmt.Errorf("only %d of %d claims bound after %s", bound.count(), w.n, limit)
+		}
+		r.peakMiB = e.peakMiB()
+		delta := e.requests(ctx).since(before)
+		cancel()
+
+		times := bound.times()
+		last := slices.MaxFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+		r.seconds = last.Sub(start).Seconds()
+		r.rate = float64(w.n) / r.seconds
+		r.tailRatio = tailRatio(times, start)
+		lat := make([]time.Duration, w.n)
+		for i := range lat {
+			lat[i] = times[i].Sub(created[i])
+		}
+		slices.Sort(lat)
+		r.p50, r.p99 = lat[w.n/2], lat[min(w.n-1, w.n*99/100)]
+		// The harness's own claim creates are not the manager's requests.
+		r.writesPerClaim = (delta.writes() - float64(w.n)) / float64(w.n)
+		reads := 0.0
+		conflicts := 0.0
+		for k, v := range delta {
+			if strings.HasPrefix(k, "GET ") || strings.HasPrefix(k, "LIST ") {
+				reads += v
+			}
+			if strings.HasSuffix(k, "(409)") {
+				conflicts += v
+			}
+		}
+		r.readsPerClaim = reads / float64(w.n)
+		r.conflicts = conflicts
+		if os.Getenv("BENCH_VERBOSE") != "" {
+			printRequests(w.name(), w.n, delta)
+		}
+		return verify(ctx, e, w, ns, pool.Name)
+	}()
+	return r
+}
+
+func claimName(i int) string { return fmt.Sprintf("claim-%d", i) }
+
+func claimIndex(name string) int {
+	i, err := strconv.Atoi(strings.TrimPrefix(name, "claim-"))
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
+// tailRatio is the binding rate of the last 10% of claims over that of the first 10%.
+func tailRatio(times []time.Time, start time.Time) float64 {
+	s := slices.Clone(times)
+	slices.SortFunc(s, func(a, b time.Time) int { return a.Compare(b) })
+	k := max(1, len(s)/10)
+	first := float64(k) / s[k-1].Sub(start).Seconds()
+	lastSpan := s[len(s)-1].Sub(s[len(s)-1-k]).Seconds()
+	if lastSpan <= 0 {
+		lastSpan = 1e-3
+	}
+	return (float64(k) / lastSpan) / first
+}
+
+func newPool(ns, family string) *ipamv1alpha1.IPPool {
+	p := &ipamv1alpha1.IPPool{}
+	p.Namespace, p.Name = ns, "pool"
+	p.Spec.NamePrefix = "pool"
+	entry := ipamv1alpha1.Pool{
+		Subnet: ptr.To(ipamv1alpha1.IPSubnetStr("10.0.0.0/16")), Gateway: ptr.To(ipamv1alpha1.IPAddressStr("10.0.0.1")), Prefix: 16,
+	}
+	if family == "v6" {
+		entry = ipamv1alpha1.Pool{
+			Subnet: ptr.To(ipamv1alpha1.IPSubnetStr("fd00:1::/64")), Gateway: ptr.To(ipamv1alpha1.IPAddressStr("fd00:1::1")), Prefix: 64,
+		}
+	}
+	p.Spec.Pools = []ipamv1alpha1.Pool{entry}
+	return p
+}
+
+// prefillPool creates count CAPI IPAddresses in the pool, as earlier claims would have left
+// them, and waits until the pool's status counts them.
+func prefillPool(ctx context.Context, e *env, pool *ipamv1alpha1.IPPool, count int) error {
+	base := netip.MustParseAddr("10.0.128.0")
+	addrs := make([]netip.Addr, count)
+	for i := range addrs {
+		addrs[i] = base
+		base = base.Next()
+	}
+	start := time.Now()
+	if err := parallel(count, createWorkers, func(i int) error {
+		ip := &capiipamv1beta2.IPAddress{}
+		ip.Namespace, ip.Name = pool.Namespace, fmt.Sprintf("prefill-%d", i)
+		ip.Spec = capiipamv1beta2.IPAddressSpec{
+			ClaimRef: capiipamv1beta2.IPAddressClaimReference{Name: ip.Name},
+			PoolRef:  capiipamv1beta2.IPPoolReference{APIGroup: ipamv1alpha1.GroupVersion.Group, Kind: "IPPool", Name: pool.Name},
+			Address:  addrs[i].String(), Prefix: ptr.To[int32](16), Gateway: "10.0.0.1",
+		}
+		return e.c.Create(ctx, ip)
+	}); err != nil {
+		return fmt.Errorf("pre-filling the pool: %w", err)
+	}
+	err := waitFor(ctx, 10*time.Minute, func() (bool, error) {
+		p := &ipamv1alpha1.IPPool{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(pool), p); err != nil {
+			return false, err
+		}
+		return p.Status.Usage != nil && p.Status.Usage.Used == int64(count), nil
+	})
+	fmt.Printf("pre-filled the pool with %d addresses in %s (until its status counted them)\n", count, time.Since(start).Round(time.Second))
+	return err
+}
+
+// boundTracker records when each claim was first seen Ready.
+type boundTracker struct {
+	mu      sync.Mutex
+	at      []time.Time
+	n       atomic.Int64
+	all     chan struct{}
+	started chan struct{}
+}
+
+func newBoundTracker(n int) *boundTracker {
+	return &boundTracker{at: make([]time.Time, n), all: make(chan struct{}), started: make(chan struct{})}
+}
+
+func (t *boundTracker) mark(name string, when time.Time) {
+	i := claimIndex(name)
+	if i < 0 || i >= len(t.at) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.at[i].IsZero() {
+		return
+	}
+	t.at[i] = when
+	if int(t.n.Add(1)) == len(t.at) {
+		close(t.all)
+	}
+}
+
+func (t *boundTracker) count() int { return int(t.n.Load()) }
+
+func (t *boundTracker) times() []time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.at)
+}
+
+func (t *boundTracker) waitStarted(ctx context.Context) error {
+	select {
+	case <-t.started:
+		return nil
+	case <-time.After(time.Minute):
+		return errors.New("the claim watch did not start")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// watchClaims marks claims bound as the watch shows them Ready; a watch that ends is
+// resumed after a listing (claims found Ready in it count as bound now).
+func watchClaims(ctx context.Context, e *env, kind, ns string, t *boundTracker) error {
+	once := sync.Once{}
+	for ctx.Err() == nil {
+		var list client.ObjectList = &capiipamv1beta2.IPAddressClaimList{}
+		if kind == kindMetal3 {
+			list = &ipamv1alpha1.IPClaimList{}
+		}
+		if err := e.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		now := time.Now()
+		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			if ready(o) {
+				t.mark(o.(client.Object).GetName(), now)
+			}
+			return nil
+		})
+		w, err := e.c.Watch(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{
+			ResourceVersion: list.GetResourceVersion(), TimeoutSeconds: ptr.To[int64](3600),
+		}})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		once.Do(func() { close(t.started) })
+		for ev := range w.ResultChan() {
+			if ev.Type != watch.Added && ev.Type != watch.Modified {
+				continue
+			}
+			if ready(ev.Object) {
+				t.mark(ev.Object.(client.Object).GetName(), time.Now())
+			}
+		}
+		w.Stop()
+	}
+	return nil
+}
+
+func ready(o any) bool {
+	switch c := o.(type) {
+	case *ipamv1alpha1.IPClaim:
+		return meta.IsStatusConditionTrue(c.Status.Conditions, ipamv1alpha1.ConditionReady) && c.Status.Address != nil
+	case *capiipamv1beta2.IPAddressClaim:
+		return meta.IsStatusConditionTrue(c.Status.Conditions, capiipamv1beta2.IPAddressClaimReadyCondition) && c.Status.AddressRef.Name != ""
+	}
+	return false
+}
+
+// verify checks every claim bound to an address of its own, no address given twice, and
+// the pool's counts equal to its IPAddress objects.
+func verify(ctx context.Context, e *env, w workload, ns, pool string) error {
+	used := map[string]string{}
+	perClaim := map[string]int{}
+	var addresses int
+	take := func(address, claim string) error {
+		if other, ok := used[address]; ok {
+			return fmt.Errorf("address %s given to %s and %s", address, other, claim)
+		}
+		used[address] = claim
+		perClaim[claim]++
+		addresses++
+		return nil
+	}
+	var m3 ipamv1alpha1.IPAddressList
+	if err := e.c.List(ctx, &m3, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for _, ip := range m3.Items {
+		if err := take(string(ip.Spec.Address), ip.Spec.Claim.Name); err != nil {
+			return err
+		}
+	}
+	var capi capiipamv1beta2.IPAddressList
+	if err := e.c.List(ctx, &capi, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for _, ip := range capi.Items {
+		if err := take(ip.Spec.Address, ip.Spec.ClaimRef.Name); err != nil {
+			return err
+		}
+	}
+	if addresses != w.n+w.prefill {
+		return fmt.Errorf("%d IPAddresses, want %d", addresses, w.n+w.prefill)
+	}
+	var bound int
+	if w.kind == kindMetal3 {
+		var l ipamv1alpha1.IPClaimList
+		if err := e.c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range l.Items {
+			if ready(&l.Items[i]) && perClaim[l.Items[i].Name] == 1 {
+				bound++
+			}
+		}
+	} else {
+		var l capiipamv1beta2.IPAddressClaimList
+		if err := e.c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range l.Items {
+			if ready(&l.Items[i]) && perClaim[l.Items[i].Name] == 1 && l.Items[i].Status.AddressRef.Name != "" {
+				bound++
+			}
+		}
+	}
+	if bound != w.n {
+		return fmt.Errorf("%d of %d claims bound to exactly one IPAddress", bound, w.n)
+	}
+	return waitFor(ctx, 2*time.Minute, func() (bool, error) {
+		p := &ipamv1alpha1.IPPool{}
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: pool}, p); err != nil {
+			return false, err
+		}
+		return p.Status.Usage != nil && p.Status.Usage.Used == int64(addresses) && len(p.Status.Allocations) == addresses, nil
+	})
+}
+
+func newNamespace(ctx context.Context, e *env, prefix string) (string, error) {
+	ns := &corev1.Namespace{}
+	ns.GenerateName = prefix
+	if err := e.c.Create(ctx, ns); err != nil {
+		return "", err
+	}
+	return ns.Name, nil
+}
+
+// parallel runs fn(0..n-1) on workers goroutines; a create refused because the webhook
+// server is briefly unavailable is retried.
+func parallel(n, workers int, fn func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				var err error
+				for attempt := 0; attempt < 5; attempt++ {
+					if err = fn(i); err == nil || apierrors.IsAlreadyExists(err) {
+						err = nil
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("timed out after %s (last error: %v)", timeout, last)
+}
+
+func printRequests(name string, n int, r requests) {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return r[keys[i]] > r[keys[j]] })
+	fmt.Printf("apiserver requests during %s N=%d (per claim):", name, n)
+	for _, k := range keys {
+		if r[k] >= float64(n)/100 {
+			fmt.Printf(" [%s %.2f]", k, r[k]/float64(n))
+		}
+	}
+	fmt.Println()
+}
+
+func printTable(l limitResult, rows []result, fill float64) {
+	fmt.Printf("\nThe limit: %d claims x 3 writes (finalizer patch, IPAddress create, status patch), %d workers, QPS 1000/burst 2000:\n"+
+		"  %.1f s, %.0f writes/s (apiserver counted %.0f writes/s), %.1f claims/s at the limit\n\n",
+		l.n, limitWorkers, l.seconds, l.writesPerSec, l.apiserverRate, l.claimsPerSec)
+	fmt.Printf("| %-22s | %6s | %7s | %8s | %8s | %10s | %7s | %7s | %8s | %8s | %7s | %5s |\n",
+		"workload", "N", "seconds", "claims/s", "vs limit", "last/first", "p50 s", "p99 s", "peak MiB", "writes/cl", "reads/cl", "409s")
+	fmt.Printf("|%s|\n", strings.Repeat("-", 24)+"|"+strings.Repeat("-", 8)+"|"+strings.Repeat("-", 9)+"|"+strings.Repeat("-", 10)+"|"+
+		strings.Repeat("-", 10)+"|"+strings.Repeat("-", 12)+"|"+strings.Repeat("-", 9)+"|"+strings.Repeat("-", 9)+"|"+strings.Repeat("-", 10)+"|"+
+		strings.Repeat("-", 11)+"|"+strings.Repeat("-", 9)+"|"+strings.Repeat("-", 7))
+	for _, r := range rows {
+		if r.err != nil {
+			fmt.Printf("| %-22s | %6d | FAILED: %v\n", r.name, r.n, r.err)
+			continue
+		}
+		fmt.Printf("| %-22s | %6d | %7.1f | %8.1f | %8.2f | %10.2f | %7.2f | %7.2f | %8.0f | %9.2f | %8.2f | %5.0f |\n",
+			r.name, r.n, r.seconds, r.rate, r.rate/l.claimsPerSec, r.tailRatio, r.p50.Seconds(), r.p99.Seconds(), r.peakMiB,
+			r.writesPerClaim, r.readsPerClaim, r.conflicts)
+	}
+	fmt.Printf("\nfilled pool / empty pool claims/s: %.2f (target >= 0.9)\n", fill)
+	for _, r := range rows {
+		if r.name == "capi IPv6 /64" {
+			for _, v4 := range rows {
+				if v4.name == "capi IPv4 /16" && v4.n == r.n && v4.rate > 0 {
+					fmt.Printf("IPv6 /64 vs IPv4 /16 (capi, N=%d): %.2f (target within 10%%)\n", r.n, r.rate/v4.rate)
+				}
+			}
+		}
+	}
+	fmt.Println("targets: vs limit >= 0.7 at N=5000, last/first >= 0.8; peak MiB is the manager's VmHWM during the run; " +
+		"writes/cl and reads/cl are the apiserver's counts (manager and webhooks) per claim, excluding the claim creates.")
+}
