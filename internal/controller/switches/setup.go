@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package switches
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controller/switchport"
+)
+
+// Setup registers the Switch reconciler and the SwitchPort state machine with production
+// options: no switch driver yet (see switchport.Options.Drivers).
+func Setup(mgr ctrl.Manager) error { return SetupWith(mgr, switchport.Options{}) }
+
+// SetupWith is Setup with options. Both reconcilers share one Batcher, so a provider check
+// never runs on a switch at the same time as a port change.
+func SetupWith(mgr ctrl.Manager, o switchport.Options) error {
+	o = o.WithDefaults()
+	if err := switchport.SetupWith(mgr, o); err != nil {
+		return err
+	}
+	c := mgr.GetClient()
+	// A port's own status changes are the state machine's business; the Switch only cares
+	// that its ports exist.
+	portsComeAndGo := predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool { return !e.ObjectNew.GetDeletionTimestamp().IsZero() },
+	}
+	// The Switch's own status patches would wake it for nothing; its finalizer and
+	// deletion must not be missed.
+	specOrLife := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !e.ObjectNew.GetDeletionTimestamp().IsZero() ||
+				len(e.ObjectNew.GetFinalizers()) != len(e.ObjectOld.GetFinalizers())
+		},
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&networkv1alpha1.Switch{}, builder.WithPredicates(specOrLife)).
+		Watches(&networkv1alpha1.SwitchPort{}, handler.EnqueueRequestsFromMapFunc(switchOfPort), builder.WithPredicates(portsComeAndGo)).
+		Watches(&networkv1alpha1.AnsibleSwitch{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, a client.Object) []reconcile.Request {
+			return switchRequests(switchport.SwitchesOfProvider(ctx, c, a.GetNamespace(), a.GetName()))
+		})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, sec client.Object) []reconcile.Request {
+			return switchRequests(switchport.SwitchesOfSecret(ctx, c, sec.GetNamespace(), sec.GetName()))
+		}), builder.OnlyMetadata).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
+		Complete(&Reconciler{
+			Client: c, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("switch-controller"),
+			Drivers: o.Drivers, Batcher: o.Batcher, Secrets: mgr.GetAPIReader(),
+		})
+}
+
+func switchOfPort(_ context.Context, p client.Object) []reconcile.Request {
+	if sw, ok := switchport.SwitchOf(p); ok {
+		return []reconcile.Request{{NamespacedName: sw}}
+	}
+	return nil
+}
+
+func switchRequests(sws []networkv1alpha1.Switch) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(sws))
+	for i := range sws {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&sws[i])})
+	}
+	return out
+}

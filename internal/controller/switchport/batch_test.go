@@ -1,0 +1,50 @@
+package switchport_test
+
+import (
+	"fmt"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+)
+
+var _ = Describe("48 ports of one switch linked at once", func() {
+	It("reach Active in a few driver runs, never two at once on the switch", func() {
+		ns := newNamespace()
+		newLimit(ns, "1, 6-10")
+		ports := map[string]networkv1alpha1.PortInfo{}
+		for i := range 48 {
+			ports[fmt.Sprintf("p%02d", i)] = networkv1alpha1.PortInfo{Name: fmt.Sprintf("swp%d", i), VLANRange: "1, 6-10"}
+		}
+		f := newSwitch(ns, "tor", ports)
+		newConfiguration(ns, "web", 6, "7-10")
+		for name := range ports {
+			Eventually(stateOf(ns, name)).Should(Equal(idle))
+		}
+		before := len(f.ApplyCalls())
+
+		var wg sync.WaitGroup
+		for name := range ports {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				Expect(link(k8s, ns, name, "web")).To(Succeed())
+			})
+		}
+		wg.Wait()
+		for name := range ports {
+			Eventually(stateOf(ns, name)).Should(Equal(active))
+		}
+
+		runs := f.ApplyCalls()[before:]
+		changes := 0
+		for _, r := range runs {
+			changes += len(r.Changes)
+		}
+		AddReportEntry("driver runs for 48 linked ports", len(runs))
+		GinkgoWriter.Printf("48 ports linked at once reached Active in %d driver runs (%d port changes)\n", len(runs), changes)
+		Expect(len(runs)).To(BeNumerically("<", 48/4), "batched")
+		Expect(f.Overlapped()).To(BeFalse())
+	})
+})

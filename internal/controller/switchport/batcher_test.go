@@ -1,0 +1,67 @@
+package switchport
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/switchdriver"
+	"github.com/rackwire/rackwire/internal/switchdriver/fake"
+)
+
+// One switch's changes meet in one call, the last change of a port wins, and two switches
+// are driven independently.
+func TestBatcherCoalescesPerSwitch(t *testing.T) {
+	reg := fake.NewRegistry()
+	a, b := reg.Get("ns", "a"), reg.Get("ns", "b")
+	bt := NewBatcher(100*time.Millisecond, 5*time.Second)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 20 {
+		for _, sw := range []struct {
+			key types.NamespacedName
+			d   switchdriver.Driver
+		}{{types.NamespacedName{Namespace: "ns", Name: "a"}, a}, {types.NamespacedName{Namespace: "ns", Name: "b"}, b}} {
+			wg.Go(func() {
+				errs <- bt.Apply(ctx, sw.key, sw.d, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []*fake.Switch{a, b} {
+		if n := len(f.ApplyCalls()); n != 1 {
+			t.Errorf("want 1 apply call, got %d", n)
+		}
+		if f.Overlapped() {
+			t.Error("two calls ran at once on one switch")
+		}
+	}
+}
+
+func TestBatcherReportsPerPortFailure(t *testing.T) {
+	reg := fake.NewRegistry()
+	f := reg.Get("ns", "a")
+	f.FailPort("bad", fmt.Errorf("vlan not allowed"))
+	bt := NewBatcher(50*time.Millisecond, 5*time.Second)
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	var wg sync.WaitGroup
+	var good, bad error
+	wg.Go(func() { good = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: "good"}) })
+	wg.Go(func() { bad = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: "bad"}) })
+	wg.Wait()
+	if good != nil || bad == nil {
+		t.Fatalf("good=%v bad=%v", good, bad)
+	}
+}

@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package switchport
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/vlan"
+)
+
+// +kubebuilder:rbac:groups=metal3.io,resources=switchresourcelimits/status,verbs=get;update;patch
+
+// LimitReconciler reports the VLANs in use in a namespace on its SwitchResourceLimit.
+type LimitReconciler struct {
+	client.Client
+}
+
+// Reconcile recounts the namespace's VLANs from the configurations its ports hold.
+func (r *LimitReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	limit := &networkv1alpha1.SwitchResourceLimit{}
+	if err := r.Get(ctx, req.NamespacedName, limit); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	used, err := UsedVLANs(ctx, r.Client, req.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	base := limit.DeepCopy()
+	limit.Status.UsedVLANs = used.String()
+	limit.Status.ObservedGeneration = limit.Generation
+	cond := metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "WithinRange",
+		Message: "every VLAN in use lies inside the range", ObservedGeneration: limit.Generation}
+	allowed, err := vlan.Parse(string(limit.Spec.VLANRange))
+	switch {
+	case err != nil:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "InvalidRange", err.Error()
+	case !used.SubsetOf(allowed):
+		cond.Status, cond.Reason = metav1.ConditionFalse, "OutOfRange"
+		cond.Message = fmt.Sprintf("VLANs %s are in use outside the range", used.Difference(allowed))
+	}
+	meta.SetStatusCondition(&limit.Status.Conditions, cond)
+	if equality.Semantic.DeepEqual(base.Status, limit.Status) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.Status().Patch(ctx, limit, client.MergeFrom(base))
+}
+
+// UsedVLANs counts the VLANs that the namespace's ports hold on their switches. A VLAN
+// stays in use while any port holds it, hence the reference count.
+func UsedVLANs(ctx context.Context, c client.Reader, namespace string) (vlan.Set, error) {
+	ports := &networkv1alpha1.SwitchPortList{}
+	if err := c.List(ctx, ports, client.InNamespace(namespace)); err != nil {
+		return vlan.Set{}, err
+	}
+	var u vlan.Usage
+	for i := range ports.Items {
+		s, err := VLANsOf(ports.Items[i].Status.Configuration)
+		if err != nil {
+			continue
+		}
+		u.Acquire(s)
+	}
+	return u.InUse(), nil
+}

@@ -1,0 +1,212 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package switchport
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/switchdriver"
+)
+
+// The events.k8s.io recorder of the reconcilers.
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Secrets are watched metadata-only: a credentials change reaches the ports at once, and
+// no Secret's data is ever cached; the driver reads the one it needs when it runs.
+
+// Options tune the state machine; the zero value is production.
+type Options struct {
+	// Drivers builds the driver of a switch. The default refuses (switchdriver.Unavailable)
+	// until the Ansible driver is wired in: ports then stay in Configuring with reason
+	// DriverUnavailable rather than claim a configuration no switch received.
+	Drivers switchdriver.Factory
+	// Window is how long a switch's run waits to collect more port changes.
+	Window time.Duration
+	// DriverTimeout bounds one driver call.
+	DriverTimeout time.Duration
+	// DriftInterval is how often Active ports are read back.
+	DriftInterval time.Duration
+	// RetryBase and RetryMax bound the backoff after driver failures.
+	RetryBase, RetryMax time.Duration
+	// Batcher serialises the calls on each switch; the Switch reconciler's provider checks
+	// go through the same one.
+	Batcher *Batcher
+	// Workers is how many ports reconcile at once; a port waits for its switch run, so
+	// this bounds how many ports one run can batch.
+	Workers int
+}
+
+// WithDefaults fills in the production value of every unset option.
+func (o Options) WithDefaults() Options {
+	if o.Drivers == nil {
+		o.Drivers = switchdriver.Unavailable
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.Window, 500*time.Millisecond)
+	def(&o.DriverTimeout, 10*time.Minute)
+	def(&o.DriftInterval, 10*time.Minute)
+	def(&o.RetryBase, 5*time.Second)
+	def(&o.RetryMax, 5*time.Minute)
+	if o.Batcher == nil {
+		o.Batcher = NewBatcher(o.Window, o.DriverTimeout)
+	}
+	if o.Workers <= 0 {
+		o.Workers = 64
+	}
+	return o
+}
+
+// Setup registers the SwitchPort state machine and the SwitchResourceLimit status
+// reconciler with production options.
+func Setup(mgr ctrl.Manager) error { return SetupWith(mgr, Options{}) }
+
+// SetupWith is Setup with options; tests pass the fake driver here.
+func SetupWith(mgr ctrl.Manager, o Options) error {
+	o = o.WithDefaults()
+	c := mgr.GetClient()
+	r := &Reconciler{
+		Client: c, Secrets: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("switchport-controller"), Drivers: o.Drivers,
+		Batcher:       o.Batcher,
+		DriftInterval: o.DriftInterval, RetryBase: o.RetryBase, RetryMax: o.RetryMax,
+		failures: map[types.NamespacedName]int{},
+	}
+	m := mapper{c}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		For(&networkv1alpha1.SwitchPort{}).
+		Watches(&networkv1alpha1.SwitchPortConfiguration{}, handler.EnqueueRequestsFromMapFunc(m.portsLinking)).
+		Watches(&networkv1alpha1.SwitchResourceLimit{}, handler.EnqueueRequestsFromMapFunc(m.portsInNamespace)).
+		Watches(&networkv1alpha1.Switch{}, handler.EnqueueRequestsFromMapFunc(m.portsOfSwitch)).
+		Watches(&networkv1alpha1.AnsibleSwitch{}, handler.EnqueueRequestsFromMapFunc(m.portsOfProvider)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.portsOfSecret), builder.OnlyMetadata).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(false)}).
+		Complete(r); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("switchresourcelimit").
+		For(&networkv1alpha1.SwitchResourceLimit{}).
+		Watches(&networkv1alpha1.SwitchPort{}, handler.EnqueueRequestsFromMapFunc(limitOf)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
+		Complete(&LimitReconciler{Client: c})
+}
+
+func limitOf(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: networkv1alpha1.SwitchResourceLimitName}}}
+}
+
+// mapper finds the ports a change of a related object reaches.
+type mapper struct{ c client.Reader }
+
+func requests(ports []networkv1alpha1.SwitchPort, keep func(*networkv1alpha1.SwitchPort) bool) []reconcile.Request {
+	var out []reconcile.Request
+	for i := range ports {
+		if keep == nil || keep(&ports[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ports[i])})
+		}
+	}
+	return out
+}
+
+func (m mapper) portsLinking(ctx context.Context, o client.Object) []reconcile.Request {
+	ports := &networkv1alpha1.SwitchPortList{}
+	if err := m.c.List(ctx, ports, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	return requests(ports.Items, func(p *networkv1alpha1.SwitchPort) bool {
+		ref := refOf(p)
+		applied := p.Status.ConfigurationRef
+		return (ref != nil && ref.Name == o.GetName()) || (applied != nil && applied.Name == o.GetName())
+	})
+}
+
+func (m mapper) portsInNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	ports := &networkv1alpha1.SwitchPortList{}
+	if err := m.c.List(ctx, ports, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	return requests(ports.Items, nil)
+}
+
+func (m mapper) portsOfSwitch(ctx context.Context, o client.Object) []reconcile.Request {
+	ports := &networkv1alpha1.SwitchPortList{}
+	if err := m.c.List(ctx, ports, client.MatchingLabels{LabelSwitchName: o.GetName(), LabelSwitchNamespace: o.GetNamespace()}); err != nil {
+		return nil
+	}
+	return requests(ports.Items, nil)
+}
+
+func (m mapper) portsOfProvider(ctx context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	for _, sw := range SwitchesOfProvider(ctx, m.c, o.GetNamespace(), o.GetName()) {
+		out = append(out, m.portsOfSwitch(ctx, &sw)...)
+	}
+	return out
+}
+
+func (m mapper) portsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	for _, sw := range SwitchesOfSecret(ctx, m.c, o.GetNamespace(), o.GetName()) {
+		out = append(out, m.portsOfSwitch(ctx, &sw)...)
+	}
+	return out
+}
+
+// SwitchesOfSecret lists the Switches whose AnsibleSwitch logs in with a Secret.
+func SwitchesOfSecret(ctx context.Context, c client.Reader, namespace, name string) []networkv1alpha1.Switch {
+	providers := &networkv1alpha1.AnsibleSwitchList{}
+	if err := c.List(ctx, providers, client.InNamespace(namespace)); err != nil {
+		return nil
+	}
+	var out []networkv1alpha1.Switch
+	for _, a := range providers.Items {
+		if a.Spec.CredentialsSecret.Name == name {
+			out = append(out, SwitchesOfProvider(ctx, c, namespace, a.Name)...)
+		}
+	}
+	return out
+}
+
+// SwitchesOfProvider lists the Switches that use an AnsibleSwitch.
+func SwitchesOfProvider(ctx context.Context, c client.Reader, namespace, name string) []networkv1alpha1.Switch {
+	list := &networkv1alpha1.SwitchList{}
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil
+	}
+	var out []networkv1alpha1.Switch
+	for _, sw := range list.Items {
+		if sw.Spec.Provider.Kind == "AnsibleSwitch" && sw.Spec.Provider.Name == name {
+			out = append(out, sw)
+		}
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package switchport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/switchdriver"
+)
+
+// driverFor resolves the port's Switch, provider and credentials into a Driver; a failure
+// keeps the port in state, retrying with backoff.
+func (r *Reconciler) driverFor(ctx context.Context, m *machine, state networkv1alpha1.SwitchPortState) (switchdriver.Driver, *outcome) {
+	fail := func(reason, msg string) *outcome {
+		return &outcome{next: state, reason: reason, message: msg, warn: true, retry: true}
+	}
+	if !m.hasSwitch {
+		return nil, fail(ReasonSwitchNotFound, "the port has no "+LabelSwitchName+" label")
+	}
+	if m.portName == "" {
+		return nil, fail(ReasonSwitchNotFound, fmt.Sprintf("the port has no entry in Switch %s", m.sw))
+	}
+	sw := &networkv1alpha1.Switch{}
+	if err := r.Get(ctx, m.sw, sw); err != nil {
+		return nil, fail(ReasonSwitchNotFound, fmt.Sprintf("Switch %s: %v", m.sw, err))
+	}
+	d, reason, err := Resolve(ctx, r.Client, r.Secrets, sw, r.Drivers)
+	if err != nil {
+		return nil, fail(reason, err.Error())
+	}
+	return d, nil
+}
+
+// Resolve builds the Driver of a Switch, reading the credentials fresh each time, so a
+// rotated Secret is used by the next driver call. The reason names what is missing; the Switch
+// reconciler reports the same reasons on the Switch.
+func Resolve(ctx context.Context, c, secrets client.Reader, sw *networkv1alpha1.Switch, drivers switchdriver.Factory) (switchdriver.Driver, string, error) {
+	if sw.Spec.Provider.Kind != "AnsibleSwitch" {
+		return nil, ReasonProviderNotFound, fmt.Errorf("provider kind %q is not supported", sw.Spec.Provider.Kind)
+	}
+	a := &networkv1alpha1.AnsibleSwitch{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: sw.Spec.Provider.Name}, a); err != nil {
+		return nil, ReasonProviderNotFound, fmt.Errorf("AnsibleSwitch %s/%s: %w", sw.Namespace, sw.Spec.Provider.Name, err)
+	}
+	secret := &corev1.Secret{}
+	if err := secrets.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.CredentialsSecret.Name}, secret); err != nil {
+		return nil, ReasonCredentialsNotFound, fmt.Errorf("credentials Secret %s/%s: %w", a.Namespace, a.Spec.CredentialsSecret.Name, err)
+	}
+	d, err := drivers(a, secret)
+	if errors.Is(err, switchdriver.ErrUnavailable) {
+		return nil, ReasonDriverUnavailable, err
+	}
+	if err != nil {
+		return nil, ReasonProviderNotFound, fmt.Errorf("AnsibleSwitch %s/%s: %w", a.Namespace, a.Name, err)
+	}
+	return d, "", nil
+}

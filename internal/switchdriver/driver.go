@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package switchdriver is the contract between the SwitchPort state machine and whatever
+// configures a real switch. It is batch-shaped because a switch run (an Ansible playbook)
+// costs seconds whatever the number of ports it touches.
+package switchdriver
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+)
+
+// Change is the wanted configuration of one port; a nil Config cleans the port back to the
+// switch's default (no VLANs, no ACLs, enabled).
+type Change struct {
+	Port   string
+	Config *networkv1alpha1.SwitchPortConfigurationSpec
+}
+
+// Driver configures the ports of one switch. Callers never run two calls on one Driver at
+// once, so implementations need no locking of their own.
+type Driver interface {
+	// Apply makes every change in one run on the switch and returns the outcome per port
+	// (a nil error is success). An error for the whole run is reported for every port.
+	Apply(ctx context.Context, changes []Change) map[string]error
+	// Read returns the current configuration of the named ports (nil for a clean port).
+	// Read with no ports checks that the switch answers with the credentials.
+	Read(ctx context.Context, ports []string) (map[string]*networkv1alpha1.SwitchPortConfigurationSpec, error)
+}
+
+// Factory builds the Driver of an AnsibleSwitch from its credentials.
+type Factory func(*networkv1alpha1.AnsibleSwitch, *corev1.Secret) (Driver, error)
+
+// ErrUnavailable means the operator was built without a driver for the provider: nothing
+// is sent to the switch and no port may claim to be configured.
+var ErrUnavailable = errors.New("no switch driver is available in this build of the operator (the Ansible driver is not wired in yet)")
+
+// Unavailable is the Factory of a manager with no real driver. It refuses, instead of
+// pretending, so ports stay in Configuring with reason DriverUnavailable.
+func Unavailable(*networkv1alpha1.AnsibleSwitch, *corev1.Secret) (Driver, error) {
+	return nil, ErrUnavailable
+}

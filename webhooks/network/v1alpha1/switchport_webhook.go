@@ -1,0 +1,175 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"context"
+	"fmt"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controller/switchport"
+)
+
+// +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switchport,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switchports,verbs=create;update,versions=v1alpha1,name=vswitchport-v1alpha1.metal3.io,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// SwitchPortWebhook checks a newly linked configuration against the port and the
+// namespace's limit, and keeps tenants to spec.configuration.
+type SwitchPortWebhook struct {
+	Reader client.Reader
+	// Client creates the SubjectAccessReviews that tell a tenant from the infra team.
+	Client client.Client
+}
+
+var _ admission.Validator[*networkv1alpha1.SwitchPort] = SwitchPortWebhook{}
+
+// ValidateCreate checks a new SwitchPort's link.
+func (w SwitchPortWebhook) ValidateCreate(ctx context.Context, port *networkv1alpha1.SwitchPort) (admission.Warnings, error) {
+	errs, err := w.validateLink(ctx, port)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(kindSwitchPort, port.Name, errs)
+}
+
+// ValidateUpdate checks who changes what, and a changed link.
+func (w SwitchPortWebhook) ValidateUpdate(ctx context.Context, old, port *networkv1alpha1.SwitchPort) (admission.Warnings, error) {
+	if onlyConfiguration(old, port) {
+		if equality.Semantic.DeepEqual(old.Spec.Configuration, port.Spec.Configuration) {
+			return nil, nil
+		}
+		errs, err := w.validateLink(ctx, port)
+		if err != nil {
+			return nil, err
+		}
+		return nil, invalid(kindSwitchPort, port.Name, errs)
+	}
+	infra, err := w.mayManagePorts(ctx, port.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if !infra {
+		return nil, apierrors.NewForbidden(networkv1alpha1.GroupVersion.WithResource("switchports").GroupResource(), port.Name,
+			fmt.Errorf("a tenant may only change spec.configuration of a SwitchPort; labels, annotations, finalizers and owners belong to the infra team and the operator"))
+	}
+	if equality.Semantic.DeepEqual(old.Spec.Configuration, port.Spec.Configuration) {
+		return nil, nil
+	}
+	errs, err := w.validateLink(ctx, port)
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(kindSwitchPort, port.Name, errs)
+}
+
+// ValidateDelete allows deletion; RBAC keeps tenants from it.
+func (SwitchPortWebhook) ValidateDelete(context.Context, *networkv1alpha1.SwitchPort) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// onlyConfiguration reports whether the update changes nothing but spec.configuration.
+func onlyConfiguration(old, port *networkv1alpha1.SwitchPort) bool {
+	o, n := old.ObjectMeta, port.ObjectMeta
+	return equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
+		equality.Semantic.DeepEqual(o.Annotations, n.Annotations) &&
+		equality.Semantic.DeepEqual(o.Finalizers, n.Finalizers) &&
+		equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
+}
+
+// mayManagePorts asks the apiserver whether the requester may create SwitchPorts there,
+// which the infra role (and the operator) may and a tenant may not.
+func (w SwitchPortWebhook) mayManagePorts(ctx context.Context, namespace string) (bool, error) {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return false, err
+	}
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range req.UserInfo.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: req.UserInfo.Username, Groups: req.UserInfo.Groups, UID: req.UserInfo.UID, Extra: extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: "create", Group: networkv1alpha1.GroupVersion.Group, Resource: "switchports",
+		},
+	}}
+	if err := w.Client.Create(ctx, sar); err != nil {
+		return false, err
+	}
+	return sar.Status.Allowed, nil
+}
+
+// validateLink checks the linked configuration: same namespace, it exists, and it fits the
+// port's entry in its Switch and the namespace's SwitchResourceLimit.
+func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alpha1.SwitchPort) (field.ErrorList, error) {
+	ref := port.Spec.Configuration
+	if ref == nil {
+		return nil, nil
+	}
+	path := field.NewPath("spec", "configuration")
+	if ref.Namespace != "" && ref.Namespace != port.Namespace {
+		return field.ErrorList{field.Invalid(path.Child("namespace"), ref.Namespace,
+			"a SwitchPort may only link a SwitchPortConfiguration of its own namespace "+port.Namespace)}, nil
+	}
+	c := &networkv1alpha1.SwitchPortConfiguration{}
+	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: port.Namespace, Name: ref.Name}, c); err != nil {
+		if apierrors.IsNotFound(err) {
+			return field.ErrorList{field.NotFound(path.Child("name"), ref.Name)}, nil
+		}
+		return nil, err
+	}
+	entry, err := portEntry(ctx, w.Reader, port)
+	if err != nil {
+		return nil, err
+	}
+	errs := switchport.FitsPort(path, &c.Spec, entry)
+	limit := &networkv1alpha1.SwitchResourceLimit{}
+	err = w.Reader.Get(ctx, client.ObjectKey{Namespace: port.Namespace, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
+	switch {
+	case apierrors.IsNotFound(err):
+		errs = append(errs, field.Forbidden(path, "namespace "+port.Namespace+" has no SwitchResourceLimit user-limit; ask the infra team for one"))
+	case err != nil:
+		return nil, err
+	default:
+		errs = append(errs, switchport.FitsLimit(path, &c.Spec, limit)...)
+	}
+	return errs, nil
+}
+
+// portEntry is the port's entry in its Switch, or nil for a port no Switch describes.
+func portEntry(ctx context.Context, r client.Reader, port *networkv1alpha1.SwitchPort) (*networkv1alpha1.PortInfo, error) {
+	key, ok := switchport.SwitchOf(port)
+	if !ok {
+		return nil, nil
+	}
+	sw := &networkv1alpha1.Switch{}
+	if err := r.Get(ctx, key, sw); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	e, ok := sw.Spec.Ports[port.Name]
+	if !ok || switchport.EntryNamespace(sw, e) != port.Namespace {
+		return nil, nil
+	}
+	return &e, nil
+}
