@@ -18,11 +18,7 @@ package ipam_test
 
 import (
 	"context"
-	"crypto/tls"
-	"net"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
@@ -38,8 +34,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rackwire/rackwire/internal/controller/ipam"
 	"github.com/rackwire/rackwire/internal/controlplane"
@@ -104,49 +98,17 @@ var _ = AfterSuite(func() {
 // wires it, serving webhooks where the control plane calls them. The returned function
 // stops it and waits until it has stopped.
 func startManager() func() {
-	o := testEnv.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme.New(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir,
-		}),
-		// The restart test runs a second manager in this process with the same controllers.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	opts := controlplane.ManagerOptions(testEnv)
+	// The restart test runs a second manager in this process with the same controllers.
+	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(ipam.Setup(mgr)).To(Succeed())
 	Expect(ipamwebhooks.Setup(mgr)).To(Succeed())
 	Expect(capiipamwebhooks.Setup(mgr)).To(Succeed())
-
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(mctx)).To(Succeed())
-	}()
-	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
-	Eventually(func() error {
-		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // loopback test server
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	}).Should(Succeed())
-	Expect(mgr.GetCache().WaitForCacheSync(mctx)).To(BeTrue())
-	return func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			// A manager that does not stop is a bug worth its goroutines in the report.
-			buf := make([]byte, 1<<22)
-			GinkgoWriter.Printf("manager still stopping after 20s:\n%s\n", buf[:runtime.Stack(buf, true)])
-		}
-		Eventually(done).Should(BeClosed())
-	}
+	stop, err := controlplane.Run(ctx, mgr, testEnv)
+	Expect(err).NotTo(HaveOccurred())
+	return func() { Expect(stop(60 * time.Second)).To(Succeed()) }
 }
 
 func newNamespace() string {

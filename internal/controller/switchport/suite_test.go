@@ -2,10 +2,7 @@ package switchport_test
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,8 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controller/switches"
@@ -99,15 +94,7 @@ func testFactory(a *networkv1alpha1.AnsibleSwitch, s *corev1.Secret) (switchdriv
 // startManager runs the switches area as cmd/manager wires it, with the fake driver and
 // short timings, serving webhooks where the control plane calls them.
 func startManager() func() {
-	o := testEnv.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme.New(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir,
-		}),
-	})
+	mgr, err := ctrl.NewManager(cfg, controlplane.ManagerOptions(testEnv))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(switches.SetupWith(mgr, switchport.Options{
 		Drivers:       testFactory,
@@ -118,25 +105,7 @@ func startManager() func() {
 		RetryMax:      2 * time.Second,
 	})).To(Succeed())
 	Expect(networkwebhooks.Setup(mgr)).To(Succeed())
-
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(done)
-		Expect(mgr.Start(mctx)).To(Succeed())
-	}()
-	addr := net.JoinHostPort(o.LocalServingHost, strconv.Itoa(o.LocalServingPort))
-	Eventually(func() error {
-		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // loopback test server
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	}).Should(Succeed())
-	Expect(mgr.GetCache().WaitForCacheSync(mctx)).To(BeTrue())
-	return func() {
-		cancel()
-		Eventually(done, 60*time.Second).Should(BeClosed())
-	}
+	stop, err := controlplane.Run(ctx, mgr, testEnv)
+	Expect(err).NotTo(HaveOccurred())
+	return func() { Expect(stop(60 * time.Second)).To(Succeed()) }
 }
