@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"net/netip"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,11 +77,7 @@ func (r *IPAddressClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{}, r.delete(ctx, claim, pool)
 	}
 	if !controllerutil.ContainsFinalizer(claim, ClaimFinalizer) {
-		// Bind in the same reconcile once the finalizer is stored: waiting for the update
-		// event would cost every claim a trip through the queue.
-		if err := addFinalizer(ctx, r.Client, claim, ClaimFinalizer); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
+		return ctrl.Result{}, client.IgnoreNotFound(addFinalizer(ctx, r.Client, claim, ClaimFinalizer))
 	}
 
 	before := claim.DeepCopy()
@@ -91,20 +85,7 @@ func (r *IPAddressClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if out.reason == "" {
-		return ctrl.Result{RequeueAfter: out.retry}, nil
-	}
-	setIPAddressClaimStatus(claim, out)
-	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
-		return ctrl.Result{RequeueAfter: out.retry}, nil
-	}
-	if out.address == "" && readyReason(before.Status.Conditions) != out.reason {
-		r.Recorder.Eventf(claim, nil, corev1.EventTypeWarning, out.reason, "Allocate", "%s", out.message)
-	}
-	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before)); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	return ctrl.Result{RequeueAfter: out.retry}, nil
+	return capiStatus.report(ctx, r.Client, r.Recorder, before, claim, out)
 }
 
 // setIPAddressClaimStatus is the one place where an IPAddressClaim's status is written.

@@ -22,7 +22,6 @@ import (
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,11 +69,7 @@ func (r *IPClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, r.delete(ctx, claim, pool)
 	}
 	if !controllerutil.ContainsFinalizer(claim, ClaimFinalizer) {
-		// Bind in the same reconcile once the finalizer is stored: waiting for the update
-		// event would cost every claim a trip through the queue.
-		if err := addFinalizer(ctx, r.Client, claim, ClaimFinalizer); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
+		return ctrl.Result{}, client.IgnoreNotFound(addFinalizer(ctx, r.Client, claim, ClaimFinalizer))
 	}
 
 	before := claim.DeepCopy()
@@ -82,20 +77,7 @@ func (r *IPClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if out.reason == "" {
-		return ctrl.Result{RequeueAfter: out.retry}, nil
-	}
-	setIPClaimStatus(claim, out)
-	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
-		return ctrl.Result{RequeueAfter: out.retry}, nil
-	}
-	if out.address == "" && readyReason(before.Status.Conditions) != out.reason {
-		r.Recorder.Eventf(claim, nil, corev1.EventTypeWarning, out.reason, "Allocate", "%s", out.message)
-	}
-	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before)); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	return ctrl.Result{RequeueAfter: out.retry}, nil
+	return metal3Status.report(ctx, r.Client, r.Recorder, before, claim, out)
 }
 
 // setIPClaimStatus is the one place where an IPClaim's status is written.
