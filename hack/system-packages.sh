@@ -5,6 +5,8 @@
 set -euo pipefail
 
 packages=(ca-certificates curl git make gcc)
+# The switch e2e tests: Ansible with the network-runner role drives Open vSwitch over SSH.
+packages+=(ansible python3-network-runner openvswitch-switch openssh-server sshpass python3-paramiko)
 
 missing=()
 for p in "${packages[@]}"; do

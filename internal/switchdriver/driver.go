@@ -49,9 +49,21 @@ type Driver interface {
 // Factory builds the Driver of an AnsibleSwitch from its credentials.
 type Factory func(*networkv1alpha1.AnsibleSwitch, *corev1.Secret) (Driver, error)
 
-// ErrUnavailable means the operator was built without a driver for the provider: nothing
-// is sent to the switch and no port may claim to be configured.
-var ErrUnavailable = errors.New("no switch driver is available in this build of the operator (the Ansible driver is not wired in yet)")
+// ErrUnavailable means the manager has no driver for the provider: nothing is sent to the
+// switch and no port may claim to be configured.
+var ErrUnavailable = errors.New("no switch driver is configured in this manager")
+
+// Errors that drivers wrap, so that conditions can name the cause instead of "failed".
+var (
+	// ErrCredentials: the credentials Secret lacks what the driver needs.
+	ErrCredentials = errors.New("incomplete switch credentials")
+	// ErrAuthentication: the switch refused the credentials.
+	ErrAuthentication = errors.New("the switch refused the credentials")
+	// ErrUnreachable: the switch could not be reached or did not answer the login.
+	ErrUnreachable = errors.New("the switch is unreachable")
+	// ErrTimeout: the run did not finish within its limit and was stopped.
+	ErrTimeout = errors.New("the switch run timed out")
+)
 
 // Unavailable is the Factory of a manager with no real driver. It refuses, instead of
 // pretending, so ports stay in Configuring with reason DriverUnavailable.

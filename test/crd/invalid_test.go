@@ -115,17 +115,32 @@ spec:
 apiVersion: metal3.io/v1alpha1
 kind: AnsibleSwitch
 metadata: {name: fos}
-spec: {os: fos, ip: 10.0.0.1, credentialsSecret: {name: c}}`, "spec.os", "Unsupported value"),
+spec: {os: fos, ip: 10.0.0.1, insecureIgnoreHostKey: true, credentialsSecret: {name: c}}`, "spec.os", "Unsupported value"),
 		Entry("Open vSwitch without a bridge", `
 apiVersion: metal3.io/v1alpha1
 kind: AnsibleSwitch
 metadata: {name: ovs}
-spec: {os: openvswitch, ip: 10.0.0.1, credentialsSecret: {name: c}}`, "spec.bridge", "bridge is required"),
+spec: {os: openvswitch, ip: 10.0.0.1, insecureIgnoreHostKey: true, credentialsSecret: {name: c}}`, "spec.bridge", "bridge is required"),
 		Entry("Ansible switch SSH port 0", `
 apiVersion: metal3.io/v1alpha1
 kind: AnsibleSwitch
 metadata: {name: port0}
-spec: {os: eos, ip: 10.0.0.1, port: 0, credentialsSecret: {name: c}}`, "spec.port", "greater than or equal to 1"),
+spec: {os: eos, ip: 10.0.0.1, port: 0, insecureIgnoreHostKey: true, credentialsSecret: {name: c}}`, "spec.port", "greater than or equal to 1"),
+		Entry("Ansible switch without a host-key policy", `
+apiVersion: metal3.io/v1alpha1
+kind: AnsibleSwitch
+metadata: {name: nokey}
+spec: {os: eos, ip: 10.0.0.1, credentialsSecret: {name: c}}`, "spec.hostKeys", "set exactly one of hostKeys"),
+		Entry("Ansible switch with both host keys and none checked", `
+apiVersion: metal3.io/v1alpha1
+kind: AnsibleSwitch
+metadata: {name: twokey}
+spec: {os: eos, ip: 10.0.0.1, hostKeys: ["ssh-ed25519 AAAA"], insecureIgnoreHostKey: true, credentialsSecret: {name: c}}`, "spec.hostKeys", "set exactly one of hostKeys"),
+		Entry("Ansible switch host key with a host name in front", `
+apiVersion: metal3.io/v1alpha1
+kind: AnsibleSwitch
+metadata: {name: badkey}
+spec: {os: eos, ip: 10.0.0.1, hostKeys: ["sw1 ssh-ed25519 AAAA"], credentialsSecret: {name: c}}`, "spec.hostKeys[0]", "should match"),
 		Entry("resource limit not named user-limit", `
 apiVersion: metal3.io/v1alpha1
 kind: SwitchResourceLimit

@@ -76,7 +76,7 @@ var _ = Describe("config/samples", func() {
 		sw := &networkv1alpha1.AnsibleSwitch{}
 		sw.Name, sw.Namespace = "defaults", ns
 		sw.Spec = networkv1alpha1.AnsibleSwitchSpec{
-			OS: "eos", IP: "switch1.example.net",
+			OS: "eos", IP: "switch1.example.net", HostKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA"},
 			CredentialsSecret: networkv1alpha1.SecretRef{Name: "creds"},
 		}
 		Expect(k8s.Create(ctx, sw)).To(Succeed())

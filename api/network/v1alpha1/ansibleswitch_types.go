@@ -31,6 +31,7 @@ type SecretRef struct {
 
 // AnsibleSwitchSpec is how Ansible (the network-runner role) reaches a switch.
 // +kubebuilder:validation:XValidation:rule="self.os != 'openvswitch' || (has(self.bridge) && size(self.bridge) > 0)",message="bridge is required when os is openvswitch",fieldPath=".bridge",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="has(self.hostKeys) != (has(self.insecureIgnoreHostKey) && self.insecureIgnoreHostKey)",message="set exactly one of hostKeys (the switch's SSH host keys) and insecureIgnoreHostKey: true",fieldPath=".hostKeys",reason="FieldValueRequired"
 type AnsibleSwitchSpec struct {
 	// OS is the switch's network OS, as named by the network-runner role's providers.
 	// +kubebuilder:validation:Enum=cumulus;dellemc.os9.os9;dellos10;enos;eos;junos;nxos;openvswitch
@@ -54,6 +55,21 @@ type AnsibleSwitchSpec struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]*$`
 	// +optional
 	Bridge string `json:"bridge,omitempty"`
+
+	// HostKeys are the switch's SSH host public keys, as in known_hosts without the host
+	// name ("ssh-ed25519 AAAA..."). The driver refuses a switch that presents another key.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=8192
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9@.-]+ [A-Za-z0-9+/]+=*$`
+	// +listType=atomic
+	// +optional
+	HostKeys []string `json:"hostKeys,omitempty"`
+
+	// InsecureIgnoreHostKey accepts whatever host key the switch presents, so a machine in
+	// the middle could take the credentials. For labs only; production sets hostKeys.
+	// +optional
+	InsecureIgnoreHostKey bool `json:"insecureIgnoreHostKey,omitempty"`
 
 	// CredentialsSecret holds the login: keys "username" and "password", or "username" and
 	// "ssh-privatekey".

@@ -148,7 +148,7 @@ func (r *Reconciler) check(ctx context.Context, sw *networkv1alpha1.Switch) (met
 		return notReady(reason, err.Error()), 0
 	}
 	if err := r.Batcher.Check(ctx, client.ObjectKeyFromObject(sw), d); err != nil {
-		return notReady(ReasonProviderCheckFail, "the switch did not answer: "+err.Error()), time.Minute
+		return notReady(switchport.FailureReason(err, ReasonProviderCheckFail), "the switch did not answer: "+err.Error()), time.Minute
 	}
 	return metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady,
 		Message: fmt.Sprintf("provider answered; %d ports", len(sw.Spec.Ports))}, 0

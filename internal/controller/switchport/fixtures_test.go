@@ -54,7 +54,7 @@ func newSwitch(ns, name string, ports map[string]networkv1alpha1.PortInfo) *fake
 func ansibleSwitch(ns, name string) *networkv1alpha1.AnsibleSwitch {
 	return &networkv1alpha1.AnsibleSwitch{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: networkv1alpha1.AnsibleSwitchSpec{OS: "openvswitch", IP: "127.0.0.1", Port: 22, Bridge: "br0",
+		Spec: networkv1alpha1.AnsibleSwitchSpec{OS: "openvswitch", IP: "127.0.0.1", Port: 22, Bridge: "br0", InsecureIgnoreHostKey: true,
 			CredentialsSecret: networkv1alpha1.SecretRef{Name: name + "-creds"}},
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package switchport
 
 import (
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/switchdriver"
 )
 
 // ConditionConfigured is true when the switch holds the linked configuration.
@@ -47,7 +49,23 @@ const (
 	ReasonCleanFailed           = "CleanFailed"
 	ReasonReadFailed            = "ReadFailed"
 	ReasonDrift                 = "Drift"
+	ReasonAuthenticationFailed  = "AuthenticationFailed"
+	ReasonSwitchUnreachable     = "SwitchUnreachable"
+	ReasonTimedOut              = "TimedOut"
 )
+
+// FailureReason names a driver failure by its cause where the driver knows it.
+func FailureReason(err error, fallback string) string {
+	switch {
+	case errors.Is(err, switchdriver.ErrAuthentication):
+		return ReasonAuthenticationFailed
+	case errors.Is(err, switchdriver.ErrUnreachable):
+		return ReasonSwitchUnreachable
+	case errors.Is(err, switchdriver.ErrTimeout):
+		return ReasonTimedOut
+	}
+	return fallback
+}
 
 // outcome is what a handler decided: the next state, why, and what to tell people. The
 // reconciler turns it into status, conditions and an Event in one place (record).

@@ -73,7 +73,7 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return *o
 	}
 	if err := r.Batcher.Apply(ctx, m.sw, d, switchdriver.Change{Port: m.portName, Config: cfg}); err != nil {
-		o := stay(ReasonApplyFailed, fmt.Sprintf("applying %s to port %s failed: %v", describe(ref), m.portName, err))
+		o := stay(FailureReason(err, ReasonApplyFailed), fmt.Sprintf("applying %s to port %s failed: %v", describe(ref), m.portName, err))
 		o.retry = true
 		return o
 	}
@@ -137,7 +137,7 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 	}
 	got, err := r.Batcher.Read(ctx, m.sw, d, m.portName)
 	if err != nil {
-		return outcome{next: networkv1alpha1.StateActive, reason: ReasonReadFailed, warn: true, retry: true,
+		return outcome{next: networkv1alpha1.StateActive, reason: FailureReason(err, ReasonReadFailed), warn: true, retry: true,
 			message: fmt.Sprintf("reading port %s back failed: %v", m.portName, err)}
 	}
 	if !equality.Semantic.DeepEqual(got, m.port.Status.Configuration) {
@@ -162,7 +162,7 @@ func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return *o
 	}
 	if err := r.Batcher.Apply(ctx, m.sw, d, switchdriver.Change{Port: m.portName}); err != nil {
-		return outcome{next: networkv1alpha1.StateCleaning, reason: ReasonCleanFailed, warn: true, retry: true,
+		return outcome{next: networkv1alpha1.StateCleaning, reason: FailureReason(err, ReasonCleanFailed), warn: true, retry: true,
 			message: fmt.Sprintf("cleaning port %s failed: %v", m.portName, err)}
 	}
 	clean := &appliedConfig{}

@@ -67,8 +67,11 @@ func Resolve(ctx context.Context, c, secrets client.Reader, sw *networkv1alpha1.
 		return nil, ReasonCredentialsNotFound, fmt.Errorf("credentials Secret %s/%s: %w", a.Namespace, a.Spec.CredentialsSecret.Name, err)
 	}
 	d, err := drivers(a, secret)
-	if errors.Is(err, switchdriver.ErrUnavailable) {
+	switch {
+	case errors.Is(err, switchdriver.ErrUnavailable):
 		return nil, ReasonDriverUnavailable, err
+	case errors.Is(err, switchdriver.ErrCredentials):
+		return nil, ReasonCredentialsNotFound, err
 	}
 	if err != nil {
 		return nil, ReasonProviderNotFound, fmt.Errorf("AnsibleSwitch %s/%s: %w", a.Namespace, a.Name, err)

@@ -1,0 +1,61 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ansible
+
+import (
+	"context"
+	"os/exec"
+	"syscall"
+	"time"
+
+	ansibleexec "github.com/apenella/go-ansible/v2/pkg/execute/exec"
+)
+
+// groupExec starts ansible-playbook as the leader of its own process group and, when the
+// run's context ends, kills the whole group: ansible's forked workers, ssh and sshpass
+// would otherwise outlive a cancelled run and keep its output pipes open.
+type groupExec struct{}
+
+func (groupExec) Command(name string, arg ...string) ansibleexec.Cmder {
+	return groupCommand(context.Background(), name, arg...)
+}
+
+func (groupExec) CommandContext(ctx context.Context, name string, arg ...string) ansibleexec.Cmder {
+	return groupCommand(ctx, name, arg...)
+}
+
+func groupCommand(ctx context.Context, name string, arg ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, arg...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	// After the kill, the pipes of a stray grandchild that left the group must not hold
+	// Wait forever.
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// killGroup kills the process group led by the command; it is harmless when the group is
+// already gone.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+		return err
+	}
+	return nil
+}

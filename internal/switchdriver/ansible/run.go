@@ -1,0 +1,292 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ansible
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apenella/go-ansible/v2/pkg/execute"
+	jsonresults "github.com/apenella/go-ansible/v2/pkg/execute/result/json"
+	"github.com/apenella/go-ansible/v2/pkg/playbook"
+
+	"github.com/rackwire/rackwire/internal/switchdriver"
+)
+
+// run runs one playbook against the switch and returns its report: the rackwire_report
+// fact that the playbook sets last. A run that ends early (the switch unreachable, a task
+// failing outside a port's block) is an error naming the task and the switch's message.
+func (d *Driver) run(ctx context.Context, name string, vars map[string]any) (map[string]json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("not started on switch %s: %w", d.target.name, err)
+	}
+	w, err := newWorkspace(d.config, d.target, vars)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the playbook run: %w", err)
+	}
+	defer w.remove()
+
+	cmd := playbook.NewAnsiblePlaybookCmd(
+		playbook.WithBinary(d.config.Playbook),
+		playbook.WithPlaybooks(filepath.Join(w.playbooks, name)),
+		playbook.WithPlaybookOptions(&playbook.AnsiblePlaybookOptions{
+			Inventory:     w.inventory,
+			ExtraVarsFile: []string{"@" + w.vars},
+		}),
+	)
+	var stdout, stderr bytes.Buffer
+	exe := execute.NewDefaultExecute(
+		execute.WithCmd(cmd),
+		execute.WithExecutable(groupExec{}),
+		execute.WithCmdRunDir(w.dir),
+		execute.WithEnvVars(w.env(d.config, d.target)),
+		execute.WithOutput(jsonresults.NewJSONStdoutCallbackResults()),
+		execute.WithWrite(&stdout),
+		execute.WithWriteError(&stderr),
+	)
+	runErr := exe.Execute(ctx)
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: the playbook run on switch %s did not finish in time and was stopped", switchdriver.ErrTimeout, d.target.name)
+		}
+		return nil, fmt.Errorf("the playbook run on switch %s was cancelled: %w", d.target.name, ctx.Err())
+	}
+	report, parseErr := reportOf(stdout.Bytes())
+	switch {
+	case parseErr == nil:
+		return report, nil
+	case runErr == nil:
+		return nil, parseErr
+	default:
+		var failed *TaskError
+		if errors.As(parseErr, &failed) {
+			return nil, parseErr
+		}
+		return nil, fmt.Errorf("ansible-playbook failed on switch %s: %s", d.target.name, lastLines(stderr.String(), 5))
+	}
+}
+
+// reportOf finds the playbook's rackwire_report fact in the JSON callback's output, or
+// the task that stopped the run before it.
+func reportOf(out []byte) (map[string]json.RawMessage, error) {
+	var results struct {
+		Plays []struct {
+			Tasks []struct {
+				Task  struct{ Name string } `json:"task"`
+				Hosts map[string]struct {
+					Failed      bool            `json:"failed"`
+					Unreachable bool            `json:"unreachable"`
+					Msg         json.RawMessage `json:"msg"`
+					Stderr      string          `json:"stderr"`
+					Facts       struct {
+						Report map[string]json.RawMessage `json:"rackwire_report"`
+					} `json:"ansible_facts"`
+				} `json:"hosts"`
+			} `json:"tasks"`
+		} `json:"plays"`
+	}
+	// Warnings may precede the JSON document on stdout.
+	if i := bytes.IndexByte(out, '{'); i > 0 {
+		out = out[i:]
+	}
+	if err := json.Unmarshal(out, &results); err != nil {
+		return nil, fmt.Errorf("the playbook's output is not the JSON callback's: %w", err)
+	}
+	// A port's failure rescued by its block shows as a failed task too: only a run
+	// without a report failed as a whole, and its last failed task says why.
+	var stop error
+	for _, p := range results.Plays {
+		for _, t := range p.Tasks {
+			for _, h := range t.Hosts {
+				switch {
+				case h.Facts.Report != nil:
+					return h.Facts.Report, nil
+				case h.Unreachable:
+					msg := message(h.Msg)
+					stop = &TaskError{Msg: "switch unreachable: " + msg, Cause: causeOf(msg, true)}
+				case h.Failed:
+					msg := message(h.Msg)
+					stop = &TaskError{Task: t.Task.Name, Msg: joinMessages(msg, h.Stderr), Cause: causeOf(msg, false)}
+				}
+			}
+		}
+	}
+	if stop != nil {
+		return nil, stop
+	}
+	return nil, errors.New("the playbook ended without a report")
+}
+
+// message renders a task's msg, which Ansible gives as a string or any JSON value.
+func message(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	return string(raw)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "; ")
+}
+
+// workspace is the private directory of one run.
+type workspace struct {
+	dir, home, playbooks, inventory, vars, knownHosts string
+}
+
+func newWorkspace(c Config, t target, vars map[string]any) (w *workspace, err error) {
+	dir, err := os.MkdirTemp(c.WorkDir, "rackwire-run-")
+	if err != nil {
+		return nil, err
+	}
+	w = &workspace{
+		dir: dir, home: filepath.Join(dir, "home"), playbooks: filepath.Join(dir, "playbooks"),
+		inventory: filepath.Join(dir, "inventory.yaml"), vars: filepath.Join(dir, "vars.json"),
+	}
+	w.knownHosts = filepath.Join(w.home, ".ssh", "known_hosts")
+	defer func() {
+		if err != nil {
+			w.remove()
+		}
+	}()
+	if err := os.CopyFS(w.playbooks, c.Playbooks); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(w.knownHosts), 0o700); err != nil {
+		return nil, err
+	}
+	var known strings.Builder
+	for _, k := range t.hostKeys {
+		fmt.Fprintf(&known, "%s %s\n", t.knownHostsPattern(), k)
+	}
+	if err := writePrivate(w.knownHosts, []byte(known.String())); err != nil {
+		return nil, err
+	}
+	// An empty configuration file: no ansible.cfg of the machine or the working directory
+	// changes how the switch is driven.
+	if err := writePrivate(filepath.Join(dir, "ansible.cfg"), []byte("[defaults]\n")); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(vars)
+	if err != nil {
+		return nil, err
+	}
+	if err := writePrivate(w.vars, b); err != nil {
+		return nil, err
+	}
+	inv, err := w.inventoryOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return w, writePrivate(w.inventory, inv)
+}
+
+func (w *workspace) remove() { _ = os.RemoveAll(w.dir) }
+
+// writePrivate creates a file only the manager's user can read.
+func writePrivate(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// inventoryOf writes the one-host inventory. Every value is a JSON string (valid YAML)
+// tagged !unsafe, so Ansible never templates a password that happens to contain "{{".
+func (w *workspace) inventoryOf(t target) ([]byte, error) {
+	hostVars := [][2]string{
+		{"ansible_host", t.host},
+		{"ansible_port", strconv.Itoa(int(t.port))},
+		{"ansible_user", t.user},
+		{"ansible_connection", t.connection()},
+		{"ansible_network_os", t.os},
+		{"ansible_python_interpreter", "auto_silent"},
+	}
+	if t.bridge != "" {
+		hostVars = append(hostVars, [2]string{"bridge_name", t.bridge})
+	}
+	if t.password != "" {
+		hostVars = append(hostVars, [2]string{"ansible_password", t.password})
+	}
+	if len(t.privateKey) > 0 {
+		key := filepath.Join(w.dir, "id")
+		if err := writePrivate(key, t.privateKey); err != nil {
+			return nil, err
+		}
+		hostVars = append(hostVars, [2]string{"ansible_ssh_private_key_file", key})
+	}
+	var b strings.Builder
+	b.WriteString("all:\n  hosts:\n    switch:\n")
+	for _, kv := range hostVars {
+		v, err := json.Marshal(kv[1])
+		if err != nil {
+			return nil, err
+		}
+		tag := "!unsafe "
+		if kv[0] == "ansible_port" {
+			tag, v = "", []byte(kv[1])
+		}
+		fmt.Fprintf(&b, "      %s: %s%s\n", kv[0], tag, v)
+	}
+	return []byte(b.String()), nil
+}
+
+// env is the run's environment: nothing secret, and nothing of the manager's own home or
+// Ansible configuration (HOME is the run's directory, which holds the known hosts).
+func (w *workspace) env(c Config, t target) map[string]string {
+	sshArgs := "-o ControlMaster=no -o GlobalKnownHostsFile=/dev/null -o UserKnownHostsFile=" + w.knownHosts + " -o StrictHostKeyChecking=yes"
+	hostKeyChecking := "True"
+	if t.insecure {
+		sshArgs = "-o ControlMaster=no -o GlobalKnownHostsFile=/dev/null -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no"
+		hostKeyChecking = "False"
+	}
+	return map[string]string{
+		"HOME":                                w.home,
+		"ANSIBLE_CONFIG":                      filepath.Join(w.dir, "ansible.cfg"),
+		"ANSIBLE_STDOUT_CALLBACK":             "json",
+		"ANSIBLE_ROLES_PATH":                  c.RolesPath,
+		"ANSIBLE_HOST_KEY_CHECKING":           hostKeyChecking,
+		"ANSIBLE_SSH_ARGS":                    sshArgs,
+		"ANSIBLE_PIPELINING":                  "True",
+		"ANSIBLE_TIMEOUT":                     strconv.Itoa(int(c.ConnectTimeout.Seconds())),
+		"ANSIBLE_PERSISTENT_CONNECT_TIMEOUT":  strconv.Itoa(int(c.ConnectTimeout.Seconds())),
+		"ANSIBLE_RETRY_FILES_ENABLED":         "False",
+		"ANSIBLE_LOCAL_TEMP":                  filepath.Join(w.dir, "tmp"),
+		"ANSIBLE_PERSISTENT_CONTROL_PATH_DIR": filepath.Join(w.dir, "pc"),
+		"ANSIBLE_SSH_CONTROL_PATH_DIR":        filepath.Join(w.dir, "cp"),
+		"ANSIBLE_NOCOLOR":                     "1",
+		"ANSIBLE_DEPRECATION_WARNINGS":        "False",
+		"ANSIBLE_PARAMIKO_LOOK_FOR_KEYS":      "False",
+	}
+}
