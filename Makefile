@@ -62,12 +62,13 @@ envtest: ## Build kube-apiserver and etcd for envtest into bin/ (once; reused af
 
 .PHONY: test
 test: manifests generate fmt vet envtest ## Unit, envtest and end-to-end tests.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench
-bench: envtest ## Benchmarks: pure ones, then IPAM throughput of the built manager against a local apiserver (table).
+bench: envtest ## Benchmarks: pure ones, IPAM throughput and switch batching of the built manager against a local apiserver (tables).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./internal/... -run '^$$' -bench . -benchmem
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench -run '^$$' -bench . -benchtime=1x -timeout 60m
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/switches -run '^$$' -bench . -benchtime=1x -timeout 30m
 
 ##@ Build
 

@@ -44,14 +44,16 @@ start() {
 	# password is made once and kept root-only; a new one would lock the other labs out.
 	local password
 	password=$(
-		flock 9
-		id -u "$LAB_USER" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$LAB_USER"
-		if [[ ! -s $PASSWORD_FILE ]]; then
-			(umask 077 && head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$PASSWORD_FILE")
-			echo "$LAB_USER:$(cat "$PASSWORD_FILE")" | chpasswd
-		fi
-		cat "$PASSWORD_FILE"
-	) 9>/run/rackwire-lab.lock
+		{
+			flock 9
+			id -u "$LAB_USER" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$LAB_USER"
+			if [[ ! -s $PASSWORD_FILE ]]; then
+				(umask 077 && head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$PASSWORD_FILE")
+				echo "$LAB_USER:$(cat "$PASSWORD_FILE")" | chpasswd
+			fi
+			cat "$PASSWORD_FILE"
+		} 9>/run/rackwire-lab.lock
+	)
 	mkdir -p /run/sshd
 	chmod 0755 "$dir"
 	chown "$LAB_USER" "$dir"

@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"os"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -32,6 +33,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rackwire/rackwire/internal/controller/ipam"
+	"github.com/rackwire/rackwire/internal/controller/switches"
 	"github.com/rackwire/rackwire/internal/scheme"
 )
 
@@ -83,7 +85,17 @@ func parseFlags() options {
 	flag.IntVar(&ipam.ClaimWorkers, "ipam-claim-workers", ipam.ClaimWorkers,
 		"IPClaims and IPAddressClaims reconciled at once, per kind.")
 	flag.DurationVar(&ipam.PoolStatusInterval, "ipam-pool-status-interval", ipam.PoolStatusInterval,
-		"How long IPAddress changes of a pool gather before its status is rebuilt and written once.")
+		"How long a pool's addresses must stay unchanged before its status is rebuilt and written, and the least time "+
+			"between two writes; while they keep changing, a pool with n allocations is written every n/500 seconds.")
+	flag.StringVar(&switches.Ansible.Playbook, "ansible-playbook", "ansible-playbook", "The ansible-playbook binary that drives switches.")
+	flag.StringVar(&switches.Ansible.RolesPath, "ansible-roles-path", "/etc/ansible/roles", "Where the network-runner role is installed.")
+	flag.StringVar(&switches.Ansible.WorkDir, "ansible-work-dir", "",
+		"Parent of the private per-run directories (inventory with credentials, 0600); empty for the system's temporary directory.")
+	flag.DurationVar(&switches.Ansible.ConnectTimeout, "switch-connect-timeout", 10*time.Second, "How long Ansible waits for a switch's SSH login.")
+	flag.DurationVar(&switches.RunTimeout, "switch-run-timeout", switches.RunTimeout,
+		"Limit of one playbook run on a switch, plus --switch-run-timeout-per-port for each port in it; a run past it is killed with its whole process group.")
+	flag.DurationVar(&switches.RunTimeoutPerPort, "switch-run-timeout-per-port", switches.RunTimeoutPerPort, "What each port of a batched run adds to its limit.")
+	flag.DurationVar(&switches.DriftInterval, "switch-drift-interval", switches.DriftInterval, "How often Active ports are read back to detect drift.")
 	o.zap.Development = false
 	o.zap.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -48,6 +48,8 @@ type Options struct {
 	Manager string
 	// Samples applies config/samples once the manager is ready.
 	Samples bool
+	// ManagerArgs are added to the manager's command line (later flags win).
+	ManagerArgs []string
 	// Log receives progress messages.
 	Log io.Writer
 }

@@ -74,15 +74,16 @@ func (e *Env) startManager(ctx context.Context) error {
 	}
 	defer func() { _ = logFile.Close() }() // the child keeps its own descriptor
 
-	cmd := exec.Command(e.opts.Manager,
-		"--kubeconfig="+kubeconfig,
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
 		"--metrics-bind-address=0",
-		"--health-probe-bind-address="+probe,
-		"--webhook-host="+hooks.LocalServingHost,
-		"--webhook-port="+strconv.Itoa(hooks.LocalServingPort),
-		"--webhook-cert-dir="+hooks.LocalServingCertDir,
+		"--health-probe-bind-address=" + probe,
+		"--webhook-host=" + hooks.LocalServingHost,
+		"--webhook-port=" + strconv.Itoa(hooks.LocalServingPort),
+		"--webhook-cert-dir=" + hooks.LocalServingCertDir,
 		"--zap-devel",
-	)
+	}, e.opts.ManagerArgs...)
+	cmd := exec.Command(e.opts.Manager, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Own process group, so Stop (or a later run) can take down anything it spawns, and
 	// the kernel stops it if devenv dies first.

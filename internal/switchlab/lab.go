@@ -43,9 +43,16 @@ type Lab struct {
 	script   string
 }
 
-// Start runs hack/switch-lab.sh (found from the repository root) with ports p0..p<ports-1>.
-func Start(root, dir string, ports int) (*Lab, error) {
+// Start runs hack/switch-lab.sh (found from the repository root) with ports p0..p<ports-1>,
+// in a directory of its own that Stop removes. The lab's daemons run as the lab user, so
+// the directory sits right under the system's temporary directory, where that user can
+// reach it (a test's TempDir is in a directory only root may enter).
+func Start(root string, ports int) (*Lab, error) {
 	sshPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "rackwire-lab-")
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +62,8 @@ func Start(root, dir string, ports int) (*Lab, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
+		_ = exec.Command(script, "stop", dir).Run()
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("%s start: %w\n%s", script, err, stderr.String())
 	}
 	vals := map[string]string{}
@@ -74,13 +83,13 @@ func Start(root, dir string, ports int) (*Lab, error) {
 	return l, l.waitSSH()
 }
 
-// Stop stops the lab's daemons.
+// Stop stops the lab's daemons and removes its directory.
 func (l *Lab) Stop() error {
 	out, err := exec.Command(l.script, "stop", l.Dir).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s stop: %w: %s", l.script, err, out)
 	}
-	return nil
+	return os.RemoveAll(l.Dir)
 }
 
 func (l *Lab) waitSSH() error {

@@ -18,6 +18,7 @@ package switches
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -32,11 +33,34 @@ import (
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controller/switchport"
+	"github.com/rackwire/rackwire/internal/switchdriver/ansible"
 )
 
-// Setup registers the Switch reconciler and the SwitchPort state machine with production
-// options: no switch driver yet (see switchport.Options.Drivers).
-func Setup(mgr ctrl.Manager) error { return SetupWith(mgr, switchport.Options{}) }
+// Production settings of the switch area, set from the manager's flags.
+var (
+	// Ansible is how the driver runs ansible-playbook.
+	Ansible ansible.Config
+	// RunTimeout bounds one playbook run on a switch, plus RunTimeoutPerPort for each port
+	// the run reads or changes.
+	RunTimeout        = 5 * time.Minute
+	RunTimeoutPerPort = 10 * time.Second
+	// DriftInterval is how often Active ports are read back from their switch.
+	DriftInterval = 10 * time.Minute
+)
+
+// Setup registers the Switch reconciler and the SwitchPort state machine, driving switches
+// with the Ansible driver.
+func Setup(mgr ctrl.Manager) error {
+	return SetupWith(mgr, switchport.Options{
+		Drivers: ansible.Factory(withLog(Ansible, mgr)), DriverTimeout: RunTimeout, DriverTimeoutPerPort: RunTimeoutPerPort,
+		DriftInterval: DriftInterval,
+	})
+}
+
+func withLog(c ansible.Config, mgr ctrl.Manager) ansible.Config {
+	c.Log = mgr.GetLogger().WithName("ansible")
+	return c
+}
 
 // SetupWith is Setup with options. Both reconcilers share one Batcher, so a provider check
 // never runs on a switch at the same time as a port change.

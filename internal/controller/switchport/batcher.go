@@ -53,6 +53,9 @@ type switchQueue struct {
 type Batcher struct {
 	Window  time.Duration
 	Timeout time.Duration
+	// PerPort extends a call's limit for each port in it: a run's length grows with its
+	// batch, and a limit fit for 24 ports would leave a hung switch hanging for long.
+	PerPort time.Duration
 
 	mu     sync.Mutex
 	queues map[types.NamespacedName]*switchQueue
@@ -124,7 +127,7 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 }
 
 func (b *Batcher) drive(d switchdriver.Driver, batch []request) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), b.Timeout+time.Duration(len(batch))*b.PerPort)
 	defer cancel()
 	var changes []switchdriver.Change
 	var reads []string

@@ -48,8 +48,9 @@ type Options struct {
 	Drivers switchdriver.Factory
 	// Window is how long a switch's run waits to collect more port changes.
 	Window time.Duration
-	// DriverTimeout bounds one driver call.
-	DriverTimeout time.Duration
+	// DriverTimeout bounds one driver call, plus DriverTimeoutPerPort for each port in it.
+	DriverTimeout        time.Duration
+	DriverTimeoutPerPort time.Duration
 	// DriftInterval is how often Active ports are read back.
 	DriftInterval time.Duration
 	// RetryBase and RetryMax bound the backoff after driver failures.
@@ -79,6 +80,7 @@ func (o Options) WithDefaults() Options {
 	def(&o.RetryMax, 5*time.Minute)
 	if o.Batcher == nil {
 		o.Batcher = NewBatcher(o.Window, o.DriverTimeout)
+		o.Batcher.PerPort = o.DriverTimeoutPerPort
 	}
 	if o.Workers <= 0 {
 		o.Workers = 64

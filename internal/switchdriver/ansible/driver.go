@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -45,6 +46,9 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Playbooks are the playbooks and provider overrides; tests may swap them.
 	Playbooks fs.FS
+	// Log gets one line per playbook run (switch, playbook, ports, duration, outcome):
+	// how many runs a burst of port changes took is the batching's measure.
+	Log logr.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -98,7 +102,7 @@ func (d *Driver) Apply(ctx context.Context, changes []switchdriver.Change) map[s
 	if len(ports) == 0 {
 		return results
 	}
-	report, err := d.run(ctx, "apply.yaml", map[string]any{"rackwire_changes": ports})
+	report, err := d.run(ctx, "apply.yaml", len(ports), map[string]any{"rackwire_changes": ports})
 	for _, p := range ports {
 		if err != nil {
 			results[p.Port] = err
@@ -138,14 +142,14 @@ func (d *Driver) Read(ctx context.Context, ports []string) (map[string]*networkv
 		if d.supports(actionCheck) {
 			action = actionCheck
 		}
-		_, err := d.run(ctx, "check.yaml", map[string]any{"rackwire_check_action": action})
+		_, err := d.run(ctx, "check.yaml", 0, map[string]any{"rackwire_check_action": action})
 		return nil, err
 	}
 	reader := readers[d.target.os]
 	if reader == nil || !d.supports(actionReadPort) {
 		return nil, fmt.Errorf("%w: os %s has no read_port playbook, so its ports cannot be read back for drift", ErrUnsupported, d.target.os)
 	}
-	report, err := d.run(ctx, "read.yaml", map[string]any{"rackwire_ports": ports})
+	report, err := d.run(ctx, "read.yaml", len(ports), map[string]any{"rackwire_ports": ports})
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +207,7 @@ func joinMessages(msg, stderr string) string {
 	switch {
 	case stderr == "" || stderr == msg:
 		return msg
-	case msg == "" || msg == "non-zero return code":
+	case msg == "" || strings.HasPrefix(msg, "non-zero return code"):
 		return stderr
 	default:
 		return msg + ": " + stderr

@@ -40,17 +40,13 @@ import (
 var lab *switchlab.Lab
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rackwire-ansible-lab-")
-	if err != nil {
-		panic(err)
-	}
-	lab, err = switchlab.Start("../../..", dir, 8)
+	var err error
+	lab, err = switchlab.Start("../../..", 8)
 	if err != nil {
 		panic(err)
 	}
 	code := m.Run()
 	_ = lab.Stop()
-	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
 

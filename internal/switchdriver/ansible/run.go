@@ -23,9 +23,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/apenella/go-ansible/v2/pkg/execute"
 	jsonresults "github.com/apenella/go-ansible/v2/pkg/execute/result/json"
@@ -37,7 +40,7 @@ import (
 // run runs one playbook against the switch and returns its report: the rackwire_report
 // fact that the playbook sets last. A run that ends early (the switch unreachable, a task
 // failing outside a port's block) is an error naming the task and the switch's message.
-func (d *Driver) run(ctx context.Context, name string, vars map[string]any) (map[string]json.RawMessage, error) {
+func (d *Driver) run(ctx context.Context, name string, ports int, vars map[string]any) (_ map[string]json.RawMessage, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("not started on switch %s: %w", d.target.name, err)
 	}
@@ -65,7 +68,13 @@ func (d *Driver) run(ctx context.Context, name string, vars map[string]any) (map
 		execute.WithWrite(&stdout),
 		execute.WithWriteError(&stderr),
 	)
+	start := time.Now()
 	runErr := exe.Execute(ctx)
+	w.closeMasters()
+	defer func() {
+		d.config.Log.Info("playbook run", "switch", d.target.name, "playbook", name, "ports", ports,
+			"seconds", time.Since(start).Seconds(), "error", err)
+	}()
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("%w: the playbook run on switch %s did not finish in time and was stopped", switchdriver.ErrTimeout, d.target.name)
@@ -209,6 +218,32 @@ func newWorkspace(c Config, t target, vars map[string]any) (w *workspace, err er
 
 func (w *workspace) remove() { _ = os.RemoveAll(w.dir) }
 
+// masterLinger is how long an idle SSH master would outlive its run if closeMasters failed.
+const masterLinger = 30 * time.Second
+
+func (w *workspace) controlDir() string { return filepath.Join(w.dir, "cp") }
+
+// closeMasters ends the run's SSH master connections: ssh -O exit for each control socket,
+// then SIGKILL for any master still running (its command line names its socket).
+func (w *workspace) closeMasters() {
+	sockets, _ := filepath.Glob(filepath.Join(w.controlDir(), "*"))
+	for _, s := range sockets {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = exec.CommandContext(ctx, "ssh", "-o", "ControlPath="+s, "-O", "exit", "switch").Run()
+		cancel()
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(w.controlDir()+"/")) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 // writePrivate creates a file only the manager's user can read.
 func writePrivate(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -265,11 +300,15 @@ func (w *workspace) inventoryOf(t target) ([]byte, error) {
 // env is the run's environment: nothing secret, and nothing of the manager's own home or
 // Ansible configuration (HOME is the run's directory, which holds the known hosts).
 func (w *workspace) env(c Config, t target) map[string]string {
-	sshArgs := "-o ControlMaster=no -o GlobalKnownHostsFile=/dev/null -o UserKnownHostsFile=" + w.knownHosts + " -o StrictHostKeyChecking=yes"
+	// One SSH connection for the whole run: a login per task was most of a run's time
+	// (test/bench). The master leaves the process group, so closeMasters ends it.
+	sshArgs := "-o ControlMaster=auto -o ControlPersist=" + strconv.Itoa(int(masterLinger.Seconds())) + "s -o GlobalKnownHostsFile=/dev/null "
 	hostKeyChecking := "True"
 	if t.insecure {
-		sshArgs = "-o ControlMaster=no -o GlobalKnownHostsFile=/dev/null -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no"
+		sshArgs += "-o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no"
 		hostKeyChecking = "False"
+	} else {
+		sshArgs += "-o UserKnownHostsFile=" + w.knownHosts + " -o StrictHostKeyChecking=yes"
 	}
 	return map[string]string{
 		"HOME":                                w.home,
@@ -284,7 +323,8 @@ func (w *workspace) env(c Config, t target) map[string]string {
 		"ANSIBLE_RETRY_FILES_ENABLED":         "False",
 		"ANSIBLE_LOCAL_TEMP":                  filepath.Join(w.dir, "tmp"),
 		"ANSIBLE_PERSISTENT_CONTROL_PATH_DIR": filepath.Join(w.dir, "pc"),
-		"ANSIBLE_SSH_CONTROL_PATH_DIR":        filepath.Join(w.dir, "cp"),
+		"ANSIBLE_SSH_CONTROL_PATH_DIR":        w.controlDir(),
+		"ANSIBLE_SSH_USETTY":                  "False",
 		"ANSIBLE_NOCOLOR":                     "1",
 		"ANSIBLE_DEPRECATION_WARNINGS":        "False",
 		"ANSIBLE_PARAMIKO_LOOK_FOR_KEYS":      "False",

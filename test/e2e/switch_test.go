@@ -1,0 +1,322 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/devenv"
+	"github.com/rackwire/rackwire/internal/switchlab"
+)
+
+// The manager binary drives the lab's Open vSwitch over SSH with the Ansible driver, and
+// every outcome is checked on the switch itself with ovs-vsctl.
+var _ = Describe("switch ports on a real switch", Ordered, func() {
+	const ns = "default"
+	var (
+		ctx  = context.Background()
+		lab  *switchlab.Lab
+		env  *devenv.Env
+		k8s  client.Client
+		work string
+	)
+
+	BeforeAll(func() {
+		var err error
+		lab, err = switchlab.Start(root, 32)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(lab.Stop)
+		work = GinkgoT().TempDir()
+		env, err = devenv.Start(ctx, devenv.Options{
+			Root: root, Dir: GinkgoT().TempDir(), Manager: manager, Log: GinkgoWriter,
+			ManagerArgs: []string{
+				"--ansible-work-dir=" + work,
+				"--switch-drift-interval=5s",
+				// Longer than the run limit, so the hung switch is stopped by the limit.
+				"--switch-connect-timeout=300s",
+				// One port's run may take 40s, 24 ports' 160s on a busy machine.
+				"--switch-run-timeout=30s",
+				"--switch-run-timeout-per-port=6s",
+			},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(env.Stop)
+		k8s = env.Client
+		Expect(k8s.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
+			Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1-200"},
+		})).To(Succeed())
+	})
+
+	AfterEach(func() {
+		if !CurrentSpecReport().Failed() || env == nil {
+			return
+		}
+		b, _ := os.ReadFile(env.ManagerLog)
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "playbook run") || strings.Contains(l, "ERROR") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		AddReportEntry("manager log (playbook runs and errors)", strings.Join(lines, "\n"))
+	})
+
+	// newSwitch makes a Switch of the given lab ports, logging in with the password.
+	newSwitch := func(name string, port int32, password string, ports ...string) {
+		for _, o := range lab.Objects(ns, name, port, password, ports...) {
+			ExpectWithOffset(1, k8s.Create(ctx, o)).To(Succeed())
+		}
+	}
+	newConfig := func(name string, untagged int32, vlans string) *networkv1alpha1.SwitchPortConfiguration {
+		c := &networkv1alpha1.SwitchPortConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: networkv1alpha1.SwitchPortConfigurationSpec{VLANs: networkv1alpha1.VLANRange(vlans)}}
+		if untagged > 0 {
+			c.Spec.UntaggedVLAN = ptr.To(networkv1alpha1.VLANID(untagged))
+		}
+		ExpectWithOffset(1, k8s.Create(ctx, c)).To(Succeed())
+		return c
+	}
+	link := func(port, cfg string) {
+		p := &networkv1alpha1.SwitchPort{}
+		EventuallyWithOffset(1, func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: port}, p) }).Should(Succeed())
+		base := p.DeepCopy()
+		p.Spec.Configuration = nil
+		if cfg != "" {
+			p.Spec.Configuration = &networkv1alpha1.ConfigurationRef{Name: cfg}
+		}
+		ExpectWithOffset(1, k8s.Patch(ctx, p, client.MergeFrom(base))).To(Succeed())
+	}
+	state := func(port string) func() networkv1alpha1.SwitchPortState {
+		return func() networkv1alpha1.SwitchPortState {
+			p := &networkv1alpha1.SwitchPort{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: port}, p); err != nil {
+				return networkv1alpha1.SwitchPortState(err.Error())
+			}
+			return p.Status.State
+		}
+	}
+	condition := func(port string) func() string {
+		return func() string {
+			p := &networkv1alpha1.SwitchPort{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: port}, p); err != nil {
+				return err.Error()
+			}
+			if c := meta.FindStatusCondition(p.Status.Conditions, networkv1alpha1.ConditionReady); c != nil {
+				return c.Reason + ": " + c.Message
+			}
+			return ""
+		}
+	}
+	onSwitch := func(table, record, column string) func() string {
+		return func() string {
+			v, err := lab.Get(table, record, column)
+			if err != nil {
+				return err.Error()
+			}
+			return v
+		}
+	}
+	events := func(name string) func() []string {
+		return func() []string {
+			list := &eventsv1.EventList{}
+			if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+				return []string{err.Error()}
+			}
+			var out []string
+			for _, e := range list.Items {
+				if e.Regarding.Name == name {
+					out = append(out, e.Reason+": "+e.Note)
+				}
+			}
+			return out
+		}
+	}
+	applyRuns := func(name string) int {
+		n, err := switchlab.ApplyRuns(env.ManagerLog, ns+"/"+name)
+		ExpectWithOffset(1, err).NotTo(HaveOccurred())
+		return n
+	}
+	const slow = 3 * time.Minute
+
+	It("configures, edits, re-links and cleans a port, in place on the switch", func() {
+		newSwitch("leaf1", lab.Port, lab.Password, "p0", "p1")
+		Eventually(func() string {
+			sw := &networkv1alpha1.Switch{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "leaf1"}, sw); err != nil {
+				return err.Error()
+			}
+			if c := meta.FindStatusCondition(sw.Status.Conditions, networkv1alpha1.ConditionReady); c != nil {
+				return c.Reason
+			}
+			return ""
+		}, slow).Should(Equal("Ready"))
+
+		access := newConfig("access-10", 10, "")
+		newConfig("trunk", 5, "20-22")
+		By("linking an access configuration")
+		link("leaf1-p0", "access-10")
+		Eventually(state("leaf1-p0"), slow).Should(Equal(networkv1alpha1.StateActive))
+		Expect(lab.Get("Port", "p0", "tag")).To(Equal("10"))
+		Expect(lab.Get("Port", "p0", "vlan_mode")).To(Equal("access"))
+
+		By("editing it")
+		base := access.DeepCopy()
+		access.Spec.UntaggedVLAN = ptr.To(networkv1alpha1.VLANID(11))
+		Expect(k8s.Patch(ctx, access, client.MergeFrom(base))).To(Succeed())
+		Eventually(onSwitch("Port", "p0", "tag"), slow).Should(Equal("11"))
+		Eventually(state("leaf1-p0"), slow).Should(Equal(networkv1alpha1.StateActive))
+
+		By("linking a trunk configuration instead")
+		link("leaf1-p0", "trunk")
+		Eventually(onSwitch("Port", "p0", "trunks"), slow).Should(Equal("[20, 21, 22]"))
+		Expect(lab.Get("Port", "p0", "tag")).To(Equal("5"))
+		Expect(lab.Get("Port", "p0", "vlan_mode")).To(Equal("native-untagged"))
+		Eventually(state("leaf1-p0"), slow).Should(Equal(networkv1alpha1.StateActive))
+
+		By("unlinking it")
+		link("leaf1-p0", "")
+		Eventually(state("leaf1-p0"), slow).Should(Equal(networkv1alpha1.StateIdle))
+		for _, col := range []string{"tag", "trunks", "vlan_mode"} {
+			Expect(lab.Get("Port", "p0", col)).To(Equal("[]"), col)
+		}
+		Expect(lab.Vsctl("port-to-br", "p0")).To(Equal(lab.Bridge), "the cleaned port stays on the bridge")
+	})
+
+	It("repairs a tag changed by hand on the switch and says so", func() {
+		newConfig("access-30", 30, "")
+		link("leaf1-p1", "access-30")
+		Eventually(state("leaf1-p1"), slow).Should(Equal(networkv1alpha1.StateActive))
+		_, err := lab.Vsctl("set", "Port", "p1", "tag=31")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(events("leaf1-p1"), slow).Should(ContainElement(HavePrefix("Drift: port p1 differs on the switch")))
+		Eventually(onSwitch("Port", "p1", "tag"), slow).Should(Equal("30"))
+		Eventually(state("leaf1-p1"), slow).Should(Equal(networkv1alpha1.StateActive))
+	})
+
+	It("reports a wrong password by its cause and shows it nowhere", func() {
+		const wrong = "Wr0ng-Pa55word-e2e"
+		newSwitch("badpass", lab.Port, wrong, "p2")
+		newConfig("access-40", 40, "")
+		link("badpass-p2", "access-40")
+		Eventually(condition("badpass-p2"), slow).Should(HavePrefix("AuthenticationFailed: "))
+		Expect(state("badpass-p2")()).To(Equal(networkv1alpha1.StateConfiguring))
+		Expect(lab.Get("Port", "p2", "tag")).To(Equal("[]"))
+
+		var seen []string
+		log, err := os.ReadFile(env.ManagerLog)
+		Expect(err).NotTo(HaveOccurred())
+		seen = append(seen, string(log))
+		list := &eventsv1.EventList{}
+		Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		for _, e := range list.Items {
+			seen = append(seen, e.Note)
+		}
+		for _, obj := range []client.ObjectList{&networkv1alpha1.SwitchPortList{}, &networkv1alpha1.SwitchList{}, &networkv1alpha1.AnsibleSwitchList{}} {
+			Expect(k8s.List(ctx, obj, client.InNamespace(ns))).To(Succeed())
+			b, err := json.Marshal(obj)
+			Expect(err).NotTo(HaveOccurred())
+			seen = append(seen, string(b))
+		}
+		for _, s := range seen {
+			Expect(s).NotTo(ContainSubstring(wrong))
+			Expect(s).NotTo(ContainSubstring(lab.Password))
+		}
+		Expect(staleRuns(work, 3*time.Minute)).To(BeEmpty(), "no inventory outlives its run (at most 30s+32*6s)")
+	})
+
+	It("stops a run on a hung switch at its limit and leaves no process behind", func() {
+		hung, err := switchlab.StartHungSwitch()
+		Expect(err).NotTo(HaveOccurred())
+		defer hung.Close()
+		newSwitch("hung", hung.Port(), lab.Password, "p3")
+		newConfig("access-50", 50, "")
+		link("hung-p3", "access-50")
+		Eventually(condition("hung-p3"), slow).Should(HavePrefix("TimedOut: "))
+		// The switch comes back as refusing connections, so later retries end at once.
+		hung.Close()
+		marker := "Port=" + strconv.Itoa(int(hung.Port()))
+		Eventually(func() []string { return processesWith(marker) }, time.Minute).Should(BeEmpty())
+	})
+
+	It("links 24 ports at once in a few playbook runs", func() {
+		var ports []string
+		for i := 8; i < 32; i++ {
+			ports = append(ports, fmt.Sprintf("p%d", i))
+		}
+		newSwitch("leaf2", lab.Port, lab.Password, ports...)
+		newConfig("access-60", 60, "")
+		Eventually(state("leaf2-p31"), slow).Should(Equal(networkv1alpha1.StateIdle))
+		before := applyRuns("leaf2")
+		for _, p := range ports {
+			link("leaf2-"+p, "access-60")
+		}
+		for _, p := range ports {
+			Eventually(state("leaf2-"+p), slow).Should(Equal(networkv1alpha1.StateActive), p)
+			Expect(lab.Get("Port", p, "tag")).To(Equal("60"), p)
+		}
+		runs := applyRuns("leaf2") - before
+		GinkgoWriter.Printf("24 ports took %d apply runs\n", runs)
+		Expect(runs).To(BeNumerically("<=", 3))
+	})
+})
+
+// staleRuns lists the run directories (each with its inventory) older than age: other
+// switches' runs may be in flight, but none lives past the run limit.
+func staleRuns(work string, age time.Duration) []string {
+	entries, err := os.ReadDir(work)
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > age {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// processesWith lists the command lines that contain the marker.
+func processesWith(marker string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
