@@ -85,6 +85,7 @@ start() {
 		PasswordAuthentication yes
 		KbdInteractiveAuthentication no
 		PubkeyAuthentication yes
+		AuthorizedKeysFile $dir/authorized_keys
 		UsePAM no
 		StrictModes no
 		SetEnv OVS_RUNDIR=$dir
@@ -99,6 +100,7 @@ start() {
 	echo "SSH_HOST_KEY=$(cut -d' ' -f1,2 "$dir/ssh_host_ed25519_key.pub")"
 	echo "BRIDGE=$BRIDGE"
 	echo "OVS_RUNDIR=$dir"
+	echo "AUTHORIZED_KEYS=$dir/authorized_keys"
 }
 
 case ${1:-} in

@@ -40,7 +40,9 @@ type Lab struct {
 	Password string
 	HostKey  string
 	Bridge   string
-	script   string
+	// AuthorizedKeys is the lab user's authorized_keys file, for key logins.
+	AuthorizedKeys string
+	script         string
 }
 
 // Start runs hack/switch-lab.sh (found from the repository root) with ports p0..p<ports-1>,
@@ -75,7 +77,8 @@ func Start(root string, ports int) (*Lab, error) {
 	}
 	l := &Lab{
 		Dir: vals["OVS_RUNDIR"], Host: vals["SSH_HOST"], Port: int32(sshPort), User: vals["SSH_USER"],
-		Password: vals["SSH_PASSWORD"], HostKey: vals["SSH_HOST_KEY"], Bridge: vals["BRIDGE"], script: script,
+		Password: vals["SSH_PASSWORD"], HostKey: vals["SSH_HOST_KEY"], Bridge: vals["BRIDGE"],
+		AuthorizedKeys: vals["AUTHORIZED_KEYS"], script: script,
 	}
 	if l.Password == "" || l.HostKey == "" || l.Bridge == "" {
 		return nil, fmt.Errorf("%s start printed %q", script, out)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,7 +54,6 @@ func TestMain(m *testing.M) {
 type fixture struct {
 	t       *testing.T
 	work    string
-	driver  switchdriver.Driver
 	asw     *networkv1alpha1.AnsibleSwitch
 	secret  *corev1.Secret
 	timeout time.Duration
@@ -290,6 +290,35 @@ func TestUnsupportedFeatures(t *testing.T) {
 	if _, err := f.read("Ethernet1"); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("read on eos: %v", err)
 	}
+}
+
+func TestPrivateKeyLogin(t *testing.T) {
+	f := newFixture(t)
+	key := filepath.Join(t.TempDir(), "id")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lab.AuthorizedKeys, pub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.Remove(lab.AuthorizedKeys) }()
+	private, err := os.ReadFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.secret.Data = map[string][]byte{KeyUsername: []byte(lab.User), KeyPrivateKey: private}
+	res := f.apply(switchdriver.Change{Port: "p6", Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(6)}})
+	if res["p6"] != nil {
+		t.Fatalf("key login: %v", res["p6"])
+	}
+	if v := get(t, "Port", "p6", "tag"); v != "6" {
+		t.Errorf("p6 tag %s", v)
+	}
+	assertNoRunLeft(t, f.work)
 }
 
 func TestCredentials(t *testing.T) {

@@ -50,11 +50,11 @@ func readOVS(port string, raw json.RawMessage) (*networkv1alpha1.SwitchPortConfi
 	}
 	row, err := ovsRow(in.Settings[0])
 	if err != nil {
-		return nil, fmt.Errorf("Port row: %w", err)
+		return nil, fmt.Errorf("the Port row: %w", err)
 	}
 	iface, err := ovsRow(in.Settings[1])
 	if err != nil {
-		return nil, fmt.Errorf("Interface row: %w", err)
+		return nil, fmt.Errorf("the Interface row: %w", err)
 	}
 	tags, trunks := ovsInts(row["tag"]), ovsInts(row["trunks"])
 	mode := ovsString(row["vlan_mode"])
