@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -53,6 +54,8 @@ type IPPoolReconciler struct {
 	client.Client
 	Registry *Registry
 	Recorder events.EventRecorder
+	// Activity says when each pool's addresses last changed and its status was last written.
+	Activity *poolActivity
 }
 
 // poolView is what the pool's IPAddresses of both kinds and its spec say about it.
@@ -65,13 +68,27 @@ type poolView struct {
 
 // Reconcile refreshes one IPPool's status, labels and finalizer.
 func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	pool := &ipamv1alpha1.IPPool{}
-	if err := r.Get(ctx, req.NamespacedName, pool); err != nil {
+	// The cache's own object, read only until copied below: during a burst of claims the
+	// pool is reconciled every PoolStatusInterval only to find that its status must wait,
+	// and a copy each time cost a copy of its allocations.
+	cached := &ipamv1alpha1.IPPool{}
+	if err := r.Get(ctx, req.NamespacedName, cached, client.UnsafeDisableDeepCopy); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.Registry.Forget(req.NamespacedName)
+			r.Activity.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if cached.DeletionTimestamp.IsZero() {
+		if !hasMetadata(cached) {
+			return ctrl.Result{}, r.addMetadata(ctx, cached.DeepCopy())
+		}
+		written, changed := r.Activity.times(req.NamespacedName)
+		if wait := statusWait(cached, written, changed, time.Now()); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	pool := cached.DeepCopy()
 	view, err := r.view(ctx, pool)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -81,9 +98,6 @@ func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, removeFinalizer(ctx, r.Client, pool, PoolFinalizer)
 	}
 	if pool.DeletionTimestamp.IsZero() {
-		if done, err := r.metadata(ctx, pool); done || err != nil {
-			return ctrl.Result{}, err
-		}
 		// A spec change rebuilds the allocator, which wakes the claims waiting for room.
 		if err := r.Registry.With(ctx, pool, func(*poolState) error { return nil }); err != nil {
 			return ctrl.Result{}, err
@@ -95,6 +109,9 @@ func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if equality.Semantic.DeepEqual(before.Status, pool.Status) {
 		return ctrl.Result{}, nil
 	}
+	now := metav1.Now()
+	pool.Status.LastUpdated = &now
+	r.Activity.wrote(req.NamespacedName, now.Time)
 	if c := meta.FindStatusCondition(pool.Status.Conditions, ipamv1alpha1.ConditionReady); c.Reason == ReasonPoolExhausted &&
 		readyReason(before.Status.Conditions) != ReasonPoolExhausted {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, ReasonPoolExhausted, "Allocate", "%s", c.Message)
@@ -102,8 +119,15 @@ func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{}, client.IgnoreNotFound(r.Status().Patch(ctx, pool, client.MergeFrom(before)))
 }
 
-// metadata adds the finalizer and the clusterctl move label with a patch of their own.
-func (r *IPPoolReconciler) metadata(ctx context.Context, pool *ipamv1alpha1.IPPool) (bool, error) {
+// hasMetadata reports whether the pool carries its finalizer and, when it belongs to a
+// cluster, the clusterctl move label.
+func hasMetadata(pool *ipamv1alpha1.IPPool) bool {
+	c := clusterOf(pool)
+	return controllerutil.ContainsFinalizer(pool, PoolFinalizer) && (c == "" || pool.Labels[ClusterNameLabel] == c)
+}
+
+// addMetadata adds the finalizer and the clusterctl move label with a patch of their own.
+func (r *IPPoolReconciler) addMetadata(ctx context.Context, pool *ipamv1alpha1.IPPool) error {
 	before := pool.DeepCopy()
 	controllerutil.AddFinalizer(pool, PoolFinalizer)
 	if c := clusterOf(pool); c != "" {
@@ -112,10 +136,7 @@ func (r *IPPoolReconciler) metadata(ctx context.Context, pool *ipamv1alpha1.IPPo
 		}
 		pool.Labels[ClusterNameLabel] = c
 	}
-	if equality.Semantic.DeepEqual(before.ObjectMeta, pool.ObjectMeta) {
-		return false, nil
-	}
-	return true, r.Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	return r.Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 // view rebuilds the pool's usage from the cache: its IPAddresses, through the pool index,
@@ -171,8 +192,6 @@ func (r *IPPoolReconciler) view(ctx context.Context, pool *ipamv1alpha1.IPPool) 
 // setIPPoolStatus is the one place where an IPPool's status is written.
 func setIPPoolStatus(pool *ipamv1alpha1.IPPool, v poolView) {
 	if !maps.Equal(pool.Status.Allocations, v.allocations) {
-		now := metav1.Now()
-		pool.Status.LastUpdated = &now
 		pool.Status.Allocations = v.allocations
 	}
 	pool.Status.Usage = &ipamv1alpha1.IPPoolUsage{Total: v.total, Used: v.used, Free: v.free}

@@ -18,6 +18,8 @@ package ipam
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -40,9 +42,11 @@ import (
 // overlaps.
 var ClaimWorkers = 16
 
-// PoolStatusInterval is how long the IPPool controller lets IPAddress events of a pool
-// gather before it rebuilds the pool's status: a burst of claims costs one status write
-// per pool and interval, not one per address (the status is a cache; see DESIGN.md 4).
+// PoolStatusInterval is how long the addresses of a pool must stay unchanged before the
+// IPPool controller rebuilds and writes the pool's status, and the least time between two
+// writes: a burst of claims costs a pool a status write when it is over, not one per
+// address (the status is a cache; see DESIGN.md 4). A burst that goes on is written
+// every StatusSpacing.
 var PoolStatusInterval = time.Second
 
 // The events.k8s.io recorder of the reconcilers.
@@ -60,16 +64,20 @@ func Setup(mgr ctrl.Manager) error {
 		return err
 	}
 	reg := NewRegistry(mgr.GetCache())
+	activity := &poolActivity{}
 	if err := reg.Watch(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
 
 	if err := ctrl.NewControllerManagedBy(mgr).
-		For(&ipamv1alpha1.IPPool{}).
-		Watches(&ipamv1alpha1.IPAddress{}, coalescedPoolOfAddress()).
-		Watches(&capiipamv1beta2.IPAddress{}, coalescedPoolOfAddress()).
+		Named("ippool").
+		Watches(&ipamv1alpha1.IPPool{}, poolEvents()).
+		Watches(&ipamv1alpha1.IPAddress{}, coalescedPoolOfAddress(activity)).
+		Watches(&capiipamv1beta2.IPAddress{}, coalescedPoolOfAddress(activity)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
-		Complete(&IPPoolReconciler{Client: mgr.GetClient(), Registry: reg, Recorder: mgr.GetEventRecorder("ippool-controller")}); err != nil {
+		Complete(&IPPoolReconciler{
+			Client: mgr.GetClient(), Registry: reg, Recorder: mgr.GetEventRecorder("ippool-controller"), Activity: activity,
+		}); err != nil {
 		return err
 	}
 
@@ -98,12 +106,13 @@ func Setup(mgr ctrl.Manager) error {
 		})
 }
 
-// coalescedPoolOfAddress enqueues the pool of an IPAddress after PoolStatusInterval. The
-// delaying queue keeps one entry per pool, so every event until then joins that one
-// reconcile.
-func coalescedPoolOfAddress() handler.EventHandler {
+// coalescedPoolOfAddress records that the pool of an IPAddress changed and enqueues it
+// after PoolStatusInterval. The delaying queue keeps one entry per pool, so every event
+// until then joins that one reconcile.
+func coalescedPoolOfAddress(activity *poolActivity) handler.EventHandler {
 	add := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, req := range poolOfAddress(ctx, o) {
+			activity.changed(req.NamespacedName, time.Now())
 			q.AddAfter(req, PoolStatusInterval)
 		}
 	}
@@ -122,6 +131,47 @@ func coalescedPoolOfAddress() handler.EventHandler {
 			add(ctx, e.Object, q)
 		},
 	}
+}
+
+// poolEvents enqueues an IPPool at once when it is created, deleted or changed, except for
+// a change to its status alone, which waits PoolStatusInterval as IPAddress events do. The
+// pool controller writes that status itself: reacting to its own write at once rebuilt and
+// wrote the status again whenever an address had come meanwhile, so a burst of claims
+// rewrote the pool (an object the size of its allocations) several times a second whatever
+// PoolStatusInterval said (test/bench). A status changed by someone else (wiped, or restored
+// by a move) is still rebuilt, one interval later.
+func poolEvents() handler.EventHandler {
+	req := func(o client.Object) reconcile.Request {
+		return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(req(e.Object))
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if statusOnly(e.ObjectOld, e.ObjectNew) {
+				q.AddAfter(req(e.ObjectNew), PoolStatusInterval)
+				return
+			}
+			q.Add(req(e.ObjectNew))
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(req(e.Object))
+		},
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(req(e.Object))
+		},
+	}
+}
+
+// statusOnly reports whether an update left everything the pool controller acts on (spec,
+// deletion, finalizers, labels, annotations) as it was.
+func statusOnly(o, n client.Object) bool {
+	return o.GetGeneration() == n.GetGeneration() &&
+		o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) &&
+		slices.Equal(o.GetFinalizers(), n.GetFinalizers()) &&
+		maps.Equal(o.GetLabels(), n.GetLabels()) &&
+		maps.Equal(o.GetAnnotations(), n.GetAnnotations())
 }
 
 // poolOfAddress maps an IPAddress of either kind to its IPPool.
