@@ -14,13 +14,31 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package bench measures IPAM throughput of the built manager binary against a local
-// kube-apiserver and etcd, as a ratio to the apiserver's own write limit measured in the same
-// run. It only has a benchmark (BenchmarkIPAMThroughput), so `make test` does not run it;
-// `make bench` does.
+// Package bench measures IPAM throughput of the built manager binary (started with the
+// flag defaults it ships) against a local kube-apiserver and etcd, as a ratio to the
+// apiserver's own write limit measured in the same run. It only has a benchmark
+// (BenchmarkIPAMThroughput), so `make test` does not run it; `make bench` does.
+//
+// The limit is a plain client (QPS 1000, burst 2000, 16 workers) making the three writes a
+// contract-following allocator needs per claim (finalizer, IPAddress, status) over
+// pre-created claims of a pool kind rackwire does not serve: the manager reconciles none
+// of them, but its webhooks stay in the apiserver's write path as they are for the
+// rackwire runs. The pre-filled pool of the filling run gets its addresses as IPAddress
+// objects created directly by the same kind of client, as earlier claims would have left
+// them.
+//
+// Besides the rates, the table gives the CPU time of kube-apiserver, etcd, the manager and
+// the harness per claim, the limit's CPU time per claim over the run's, and the share of
+// the machine other processes took: on a shared two-core machine both the limit and the
+// runs are CPU-bound, so CPU per claim says where the time went when a rate moves, and
+// stays put when another process takes cores for part of a run.
 //
 // Environment: BENCH_N (comma-separated claim counts, default "1000,5000"), BENCH_LARGE=1
 // (adds 20000), BENCH_PREFILL (addresses already in the pool for the filling run, default
 // 20000), BENCH_MANAGER_FLAGS (extra manager flags, space separated), BENCH_KEEP=1 (keep the
-// work directory with the manager log).
+// work directory with the manager log), BENCH_PROFILE_DIR (write 15 s CPU profiles of the
+// manager and of kube-apiserver taken at the start of each run there), BENCH_VERBOSE=1
+// (print the apiserver's requests per claim for each run), BENCH_WORKLOADS
+// (comma-separated substrings of workload names to run, "fill" for the filling pair; the
+// default runs all).
 package bench

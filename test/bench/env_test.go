@@ -290,6 +290,16 @@ func (e *env) cpuProfile(ctx context.Context, path string, seconds int) {
 	_ = os.WriteFile(path, data, 0o600)
 }
 
+// apiserverProfile writes a CPU profile of the kube-apiserver over the next seconds to path.
+func (e *env) apiserverProfile(ctx context.Context, path string, seconds int) {
+	data, err := e.kube.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(seconds)).DoRaw(ctx)
+	if err != nil {
+		return
+	}
+	_ = os.WriteFile(path, data, 0o600)
+}
+
 func freePort() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
