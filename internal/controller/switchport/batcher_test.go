@@ -81,3 +81,30 @@ func TestBatcherReportsPerPortFailure(t *testing.T) {
 		t.Fatalf("good=%v bad=%v", good, bad)
 	}
 }
+
+// A call's limit grows with its batch: a hung switch is given up on after Timeout plus
+// PerPort for each port in the call, not after one fixed limit.
+func TestBatcherLimitGrowsWithTheBatch(t *testing.T) {
+	reg := fake.NewRegistry()
+	f := reg.Get("ns", "a")
+	f.Hang()
+	defer f.Release()
+	bt := NewBatcher(10*time.Millisecond, 100*time.Millisecond)
+	bt.PerPort = 200 * time.Millisecond
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	limitOf := func(ports int) time.Duration {
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := range ports {
+			wg.Go(func() { _ = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: fmt.Sprintf("p%d", i)}) })
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	if got := limitOf(1); got < 300*time.Millisecond || got > 2*time.Second {
+		t.Errorf("one port: the call ended after %v, want about 300ms", got)
+	}
+	if got := limitOf(4); got < 900*time.Millisecond || got > 3*time.Second {
+		t.Errorf("four ports: the call ended after %v, want about 900ms", got)
+	}
+}

@@ -101,7 +101,10 @@ func (d *Driver) varsOf(c switchdriver.Change) (portVars, error) {
 		if err != nil {
 			return v, fmt.Errorf("acl: %w", err)
 		}
-		v.ACL = &aclVars{Cookie: fmt.Sprintf("%#x", cookieOf(c.Port)), Flows: append([]string{}, flows...)}
+		if flows == nil {
+			flows = []string{} // an empty list, not null: the playbook deletes the port's rules
+		}
+		v.ACL = &aclVars{Cookie: fmt.Sprintf("%#x", cookieOf(c.Port)), Flows: flows}
 	case len(cfg.ACL) > 0:
 		return v, unsupported("access rules (acl)", actionACL)
 	}
