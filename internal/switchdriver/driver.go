@@ -22,14 +22,16 @@ package switchdriver
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 )
 
-// Change is the wanted configuration of one port; a nil Config cleans the port back to the
-// switch's default (no VLANs, no ACLs, enabled).
+// Change is the wanted configuration of one port. There is no "back to the default":
+// cleaning is a Change to the port's clean state, because a device's default may carry
+// every VLAN. A Config that names no VLAN is refused with ErrRefused.
 type Change struct {
 	Port   string
 	Config *networkv1alpha1.SwitchPortConfigurationSpec
@@ -63,7 +65,20 @@ var (
 	ErrUnreachable = errors.New("the switch is unreachable")
 	// ErrTimeout: the run did not finish within its limit and was stopped.
 	ErrTimeout = errors.New("the switch run timed out")
+	// ErrUnsupported: the driver cannot do this on the switch's OS.
+	ErrUnsupported = errors.New("not supported by the playbooks for this switch")
+	// ErrRefused: the change would leave the port reaching more than it names.
+	ErrRefused = errors.New("change refused")
 )
+
+// CheckChange refuses a change that names no VLAN: applied, it would leave the port on the
+// device's default.
+func CheckChange(c Change) error {
+	if c.Config == nil || (c.Config.UntaggedVLAN == nil && c.Config.VLANs == "") {
+		return fmt.Errorf("%w: port %s: a configuration must set untaggedVLAN or vlans; with neither the port would keep the switch's default, which may carry every VLAN", ErrRefused, c.Port)
+	}
+	return nil
+}
 
 // Unavailable is the Factory of a manager with no real driver. It refuses, instead of
 // pretending, so ports stay in Configuring with reason DriverUnavailable.

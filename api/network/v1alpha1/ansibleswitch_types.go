@@ -78,6 +78,11 @@ type AnsibleSwitchSpec struct {
 
 // AnsibleSwitchStatus is the observed state of an AnsibleSwitch.
 type AnsibleSwitchStatus struct {
+	// HeldSecret is the credentials Secret that the operator holds with its in-use finalizer
+	// while Switches use this AnsibleSwitch, so it can release it after a rename.
+	// +optional
+	HeldSecret string `json:"heldSecret,omitempty"`
+
 	// ObservedGeneration is the spec generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

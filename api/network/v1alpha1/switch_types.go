@@ -32,6 +32,38 @@ type ProviderRef struct {
 	Name string `json:"name"`
 }
 
+// CleanMode is what a port holds when no tenant configuration is on it.
+// +kubebuilder:validation:Enum=deconfigured;provisioning
+type CleanMode string
+
+const (
+	// CleanDeconfigured parks the port: up (LLDP keeps working), in access mode on the
+	// Switch's isolated parking VLAN, no trunks, no access rules.
+	CleanDeconfigured CleanMode = "deconfigured"
+	// CleanProvisioning puts the infra team's provisioning configuration on the port (the
+	// PXE/iPXE boot network), so a host behind it can boot its ramdisk.
+	CleanProvisioning CleanMode = "provisioning"
+)
+
+// CleanPolicy says what a clean port holds. A device's own default is never clean: an
+// Open vSwitch port with no tag and no trunks carries every VLAN.
+type CleanPolicy struct {
+	// Mode is deconfigured (the default) or provisioning.
+	// +optional
+	Mode CleanMode `json:"mode,omitempty"`
+
+	// ParkingVLAN is the isolated VLAN that deconfigured ports are parked on, as access
+	// ports. Nothing but parked ports may use it.
+	// +optional
+	ParkingVLAN *VLANID `json:"parkingVLAN,omitempty"`
+
+	// ProvisioningConfiguration names a SwitchPortConfiguration in the Switch's own
+	// namespace (the infra team's) that provisioning-mode ports hold when clean.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ProvisioningConfiguration string `json:"provisioningConfiguration,omitempty"`
+}
+
 // PortInfo describes one real port of the switch and what may be done with it.
 type PortInfo struct {
 	// Name is the port's name on the switch, e.g. swp1, Ethernet1/1 or an OVS port name.
@@ -58,12 +90,21 @@ type PortInfo struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+
+	// Clean overrides the Switch-wide clean policy for this port, field by field.
+	// +optional
+	Clean *CleanPolicy `json:"clean,omitempty"`
 }
 
 // SwitchSpec defines a switch and its ports.
+// +kubebuilder:validation:XValidation:rule="has(self.clean.parkingVLAN)",message="clean.parkingVLAN is required: a clean port is parked on an isolated VLAN, never left on the switch's default",fieldPath=".clean.parkingVLAN",reason="FieldValueRequired"
 type SwitchSpec struct {
 	// Provider is the object holding the credentials and protocol of the switch.
 	Provider ProviderRef `json:"provider"`
+
+	// Clean is what the Switch's ports hold when no tenant configuration is applied: a
+	// new port is brought to it before it is Idle, and cleaning returns a port to it.
+	Clean CleanPolicy `json:"clean"`
 
 	// Ports maps the name of a SwitchPort object to the real port it represents.
 	// +kubebuilder:validation:MaxProperties=1024
@@ -90,6 +131,8 @@ type SwitchStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Provider",type="string",JSONPath=".spec.provider.kind"
 // +kubebuilder:printcolumn:name="Provider Name",type="string",JSONPath=".spec.provider.name"
+// +kubebuilder:printcolumn:name="Parking VLAN",type="integer",JSONPath=".spec.clean.parkingVLAN"
+// +kubebuilder:printcolumn:name="Clean",type="string",JSONPath=".spec.clean.mode",priority=1
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
@@ -112,6 +155,11 @@ type SwitchList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Switch `json:"items"`
 }
+
+// AnnotationReleaseWithoutCleaning on a Switch, set to "true", lets its SwitchPorts that are
+// being deleted go without cleaning their physical ports: the way out when a switch is gone
+// for good and tenant namespaces must still be deleted. The ports keep whatever they held.
+const AnnotationReleaseWithoutCleaning = "metal3.io/release-ports-without-cleaning"
 
 func init() {
 	SchemeBuilder.Register(&Switch{}, &SwitchList{})

@@ -54,6 +54,14 @@ type ConfigurationRef struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// SwitchRef names a Switch.
+type SwitchRef struct {
+	// Namespace of the Switch.
+	Namespace string `json:"namespace"`
+	// Name of the Switch.
+	Name string `json:"name"`
+}
+
 // SwitchPortSpec is what a tenant (or BMO / CAPM3 on their behalf) wants on the port.
 type SwitchPortSpec struct {
 	// Configuration is the SwitchPortConfiguration to apply; empty means the port is
@@ -68,7 +76,22 @@ type SwitchPortStatus struct {
 	// +optional
 	State SwitchPortState `json:"state,omitempty"`
 
-	// ConfigurationRef is the configuration currently applied to the switch port.
+	// Switch is the Switch whose entry vouched for the physical port when status.configuration
+	// was applied; with PortName it says where the port is cleaned, whatever the entry says now.
+	// +optional
+	Switch *SwitchRef `json:"switch,omitempty"`
+
+	// PortName is the physical port on that switch that holds status.configuration.
+	// +optional
+	PortName string `json:"portName,omitempty"`
+
+	// Clean is set while the physical port holds its clean state (deconfigured or
+	// provisioning) rather than a tenant's configuration.
+	// +optional
+	Clean CleanMode `json:"clean,omitempty"`
+
+	// ConfigurationRef is the configuration currently applied to the switch port: the
+	// tenant's, or the infra team's provisioning configuration of a clean port.
 	// +optional
 	ConfigurationRef *ConfigurationRef `json:"configurationRef,omitempty"`
 
@@ -93,8 +116,11 @@ type SwitchPortStatus struct {
 // +kubebuilder:resource:path=switchports,scope=Namespaced,categories=metal3;rackwire,shortName=swp
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.state"
+// +kubebuilder:printcolumn:name="Switch",type="string",JSONPath=".status.switch.name",description="Switch of the physical port"
+// +kubebuilder:printcolumn:name="Port",type="string",JSONPath=".status.portName",description="Physical port"
 // +kubebuilder:printcolumn:name="Configuration",type="string",JSONPath=".spec.configuration.name",description="Linked configuration"
 // +kubebuilder:printcolumn:name="Applied",type="string",JSONPath=".status.configurationRef.name",description="Configuration on the switch"
+// +kubebuilder:printcolumn:name="Clean",type="string",JSONPath=".status.clean",description="Clean state held",priority=1
 // +kubebuilder:printcolumn:name="VLANs",type="string",JSONPath=".status.configuration.vlans",description="Tagged VLANs on the switch",priority=1
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"

@@ -28,6 +28,12 @@ const SwitchResourceLimitName = "user-limit"
 type SwitchResourceLimitSpec struct {
 	// VLANRange is the range of VLANs the namespace's configurations may use.
 	VLANRange VLANRange `json:"vlanRange"`
+
+	// SharedVLANRange marks VLANs of vlanRange that other namespaces' limits may include
+	// too (a network the infra team shares on purpose). Two namespaces' ranges may overlap
+	// only on VLANs that both mark as shared.
+	// +optional
+	SharedVLANRange VLANRange `json:"sharedVLANRange,omitempty"`
 }
 
 // SwitchResourceLimitStatus reports what the namespace uses.
@@ -54,6 +60,7 @@ type SwitchResourceLimitStatus struct {
 // names the field itself.
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == 'user-limit'",message="metadata.name must be user-limit: there is one SwitchResourceLimit per namespace"
 // +kubebuilder:printcolumn:name="VLAN Range",type="string",JSONPath=".spec.vlanRange"
+// +kubebuilder:printcolumn:name="Shared",type="string",JSONPath=".spec.sharedVLANRange",priority=1
 // +kubebuilder:printcolumn:name="In Use",type="string",JSONPath=".status.usedVLANs"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 

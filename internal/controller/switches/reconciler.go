@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,12 +50,19 @@ import (
 // Finalizer holds a Switch until every SwitchPort it made is cleaned and gone.
 const Finalizer = "metal3.io/switch"
 
-// Reasons of the Switch's Ready condition besides those of switchport.
+// ConditionPortsCreated is true when every entry of the Switch has its SwitchPort. An entry
+// that cannot have one (its namespace is missing or terminating, or a SwitchPort of that
+// name is not the Switch's) is named here and does not hold up the other entries.
+const ConditionPortsCreated = "PortsCreated"
+
+// Reasons of the Switch's conditions besides those of switchport.
 const (
-	ReasonReady             = "Ready"
-	ReasonProviderCheckFail = "ProviderCheckFailed"
-	ReasonPortConflict      = "PortConflict"
-	ReasonDeleting          = "Deleting"
+	ReasonReady                = "Ready"
+	ReasonProviderCheckFail    = "ProviderCheckFailed"
+	ReasonPortConflict         = "PortConflict"
+	ReasonNamespaceUnavailable = "NamespaceUnavailable"
+	ReasonCreated              = "Created"
+	ReasonDeleting             = "Deleting"
 )
 
 // Reconciler reconciles a Switch.
@@ -86,6 +94,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	var cond metav1.Condition
+	created := metav1.Condition{Type: ConditionPortsCreated, Status: metav1.ConditionTrue, Reason: ReasonCreated,
+		Message: fmt.Sprintf("every one of the %d entries has its SwitchPort", len(sw.Spec.Ports))}
 	var requeue time.Duration
 	if !sw.DeletionTimestamp.IsZero() {
 		left, err := r.retire(ctx, sw, ports, func(*networkv1alpha1.SwitchPort) bool { return true })
@@ -99,7 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		cond = notReady(ReasonDeleting, fmt.Sprintf("waiting for %d SwitchPorts to be cleaned and deleted", left))
 		requeue = 30 * time.Second
 	} else {
-		conflicts, err := r.ensurePorts(ctx, sw)
+		missing, err := r.ensurePorts(ctx, sw)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -107,14 +117,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		cond, requeue = r.check(ctx, sw)
-		if len(conflicts) > 0 && cond.Status == metav1.ConditionTrue {
-			cond = notReady(ReasonPortConflict, "SwitchPorts exist that belong to something else: "+strings.Join(conflicts, ", "))
+		if len(missing.conflicts) > 0 {
+			created = metav1.Condition{Type: ConditionPortsCreated, Status: metav1.ConditionFalse, Reason: ReasonPortConflict,
+				Message: "SwitchPorts exist that belong to something else: " + strings.Join(missing.conflicts, ", ")}
+		}
+		if len(missing.namespaces) > 0 {
+			created = metav1.Condition{Type: ConditionPortsCreated, Status: metav1.ConditionFalse, Reason: ReasonNamespaceUnavailable,
+				Message: "entries whose namespace is missing or terminating, left until it exists: " + strings.Join(missing.namespaces, "; ")}
+			requeue = min(nonZero(requeue), time.Minute)
 		}
 	}
 
 	cond.ObservedGeneration = sw.Generation
+	created.ObservedGeneration = sw.Generation
 	sw.Status.ObservedGeneration = sw.Generation
 	meta.SetStatusCondition(&sw.Status.Conditions, cond)
+	meta.SetStatusCondition(&sw.Status.Conditions, created)
 	if !equality.Semantic.DeepEqual(base.Status, sw.Status) {
 		r.Recorder.Eventf(sw, nil, eventType(cond), cond.Reason, "Reconcile", "%s", cond.Message)
 		if err := r.Status().Patch(ctx, sw, client.MergeFrom(base)); err != nil {
@@ -122,6 +140,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+func nonZero(d time.Duration) time.Duration {
+	if d <= 0 {
+		return time.Hour
+	}
+	return d
 }
 
 func notReady(reason, msg string) metav1.Condition {
@@ -135,33 +160,75 @@ func eventType(c metav1.Condition) string {
 	return corev1.EventTypeWarning
 }
 
-// check resolves the provider and credentials and asks the switch whether it answers.
+// check resolves the provider and credentials and asks the switch whether it answers. The
+// full text goes on the Switch and on the AnsibleSwitch: both are the infra team's.
 func (r *Reconciler) check(ctx context.Context, sw *networkv1alpha1.Switch) (metav1.Condition, time.Duration) {
-	d, reason, err := switchport.Resolve(ctx, r.Client, r.Secrets, sw, r.Drivers)
+	cond, requeue, provider := r.probe(ctx, sw)
+	if provider != nil {
+		base := provider.DeepCopy()
+		pc := cond
+		pc.ObservedGeneration = provider.Generation
+		provider.Status.ObservedGeneration = provider.Generation
+		meta.SetStatusCondition(&provider.Status.Conditions, pc)
+		if !equality.Semantic.DeepEqual(base.Status, provider.Status) {
+			if err := r.Status().Patch(ctx, provider, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+				return notReady(ReasonProviderCheckFail, "recording the check on the AnsibleSwitch: "+err.Error()), 15 * time.Second
+			}
+		}
+	}
+	return cond, requeue
+}
+
+func (r *Reconciler) probe(ctx context.Context, sw *networkv1alpha1.Switch) (metav1.Condition, time.Duration, *networkv1alpha1.AnsibleSwitch) {
+	d, provider, reason, err := switchport.Resolve(ctx, r.Client, r.Secrets, sw, r.Drivers)
 	switch {
 	case reason == switchport.ReasonCredentialsNotFound:
-		// No Secret watch (the manager may not watch Secrets): look again.
-		return notReady(reason, err.Error()), 15 * time.Second
+		// The manager may not watch Secrets: look again, so a Secret created or fixed
+		// later is picked up.
+		return notReady(reason, err.Error()), 15 * time.Second, provider
 	case err != nil:
 		// A missing AnsibleSwitch comes back through its watch; an unavailable driver
 		// does not come back at all.
-		return notReady(reason, err.Error()), 0
+		return notReady(reason, err.Error()), 0, provider
 	}
 	if err := r.Batcher.Check(ctx, client.ObjectKeyFromObject(sw), d); err != nil {
-		return notReady(switchport.FailureReason(err, ReasonProviderCheckFail), "the switch did not answer: "+err.Error()), time.Minute
+		// Every run reads the Secret afresh, so a rotated password is tried here within
+		// the minute.
+		return notReady(switchport.FailureReason(err, ReasonProviderCheckFail), "the switch did not answer: "+err.Error()), time.Minute, provider
 	}
 	return metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady,
-		Message: fmt.Sprintf("provider answered; %d ports", len(sw.Spec.Ports))}, 0
+		Message: fmt.Sprintf("provider answered; %d ports", len(sw.Spec.Ports))}, 0, provider
 }
 
-// portsOf lists the SwitchPorts the Switch made, in any namespace.
+// portsOf lists the SwitchPorts the Switch made, in any namespace, and those whose status
+// records a physical port of it: the Switch waits for both before it goes.
 func (r *Reconciler) portsOf(ctx context.Context, sw *networkv1alpha1.Switch) ([]networkv1alpha1.SwitchPort, error) {
 	list := &networkv1alpha1.SwitchPortList{}
-	err := r.List(ctx, list, client.MatchingLabels{switchport.LabelSwitchName: sw.Name, switchport.LabelSwitchNamespace: sw.Namespace})
-	return list.Items, err
+	if err := r.List(ctx, list, client.MatchingLabels{switchport.LabelSwitchName: sw.Name, switchport.LabelSwitchNamespace: sw.Namespace}); err != nil {
+		return nil, err
+	}
+	recorded := &networkv1alpha1.SwitchPortList{}
+	if err := r.List(ctx, recorded, client.MatchingFields{switchport.IndexRecordedSwitch: sw.Namespace + "/" + sw.Name}); err != nil {
+		return nil, err
+	}
+	seen := map[types.UID]bool{}
+	var out []networkv1alpha1.SwitchPort
+	for _, p := range append(list.Items, recorded.Items...) {
+		if !seen[p.UID] {
+			seen[p.UID] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
+// wanted reports whether an entry of the Switch names the port. A port that only records a
+// physical port of the Switch (its entry moved to another Switch) is not the Switch's to
+// retire: its own reconcile cleans that physical port.
 func wanted(sw *networkv1alpha1.Switch, p *networkv1alpha1.SwitchPort) bool {
+	if ref, ok := switchport.SwitchOf(p); !ok || ref != client.ObjectKeyFromObject(sw) {
+		return true
+	}
 	e, ok := sw.Spec.Ports[p.Name]
 	return ok && switchport.EntryNamespace(sw, e) == p.Namespace
 }
@@ -187,15 +254,21 @@ func (r *Reconciler) retire(ctx context.Context, sw *networkv1alpha1.Switch, por
 	return left, nil
 }
 
-// ensurePorts creates the missing SwitchPorts and returns those that exist but are not
-// the Switch's.
-func (r *Reconciler) ensurePorts(ctx context.Context, sw *networkv1alpha1.Switch) ([]string, error) {
+// unplaced lists the entries that have no SwitchPort of the Switch's.
+type unplaced struct {
+	conflicts  []string
+	namespaces []string
+}
+
+// ensurePorts creates the missing SwitchPorts. An entry that cannot have one is reported and
+// skipped, so the Switch goes on managing its other ports.
+func (r *Reconciler) ensurePorts(ctx context.Context, sw *networkv1alpha1.Switch) (unplaced, error) {
 	names := make([]string, 0, len(sw.Spec.Ports))
 	for n := range sw.Spec.Ports {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var conflicts []string
+	var out unplaced
 	for _, name := range names {
 		e := sw.Spec.Ports[name]
 		ns := switchport.EntryNamespace(sw, e)
@@ -203,26 +276,31 @@ func (r *Reconciler) ensurePorts(ctx context.Context, sw *networkv1alpha1.Switch
 		err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p)
 		switch {
 		case apierrors.IsNotFound(err):
-			if err := r.create(ctx, sw, ns, name, e); err != nil {
-				return nil, err
+			err := r.create(ctx, sw, ns, name, e)
+			switch {
+			case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+				// A missing namespace answers NotFound, a terminating one Forbidden.
+				out.namespaces = append(out.namespaces, fmt.Sprintf("%s (namespace %s: %v)", name, ns, err))
+			case err != nil:
+				return out, err
 			}
 		case err != nil:
-			return nil, err
+			return out, err
 		default:
 			if ref, ok := switchport.SwitchOf(p); !ok || ref != client.ObjectKeyFromObject(sw) {
-				conflicts = append(conflicts, ns+"/"+name)
+				out.conflicts = append(out.conflicts, ns+"/"+name)
 				continue
 			}
 			if p.Annotations[switchport.AnnotationPortName] != e.Name && p.DeletionTimestamp.IsZero() {
 				base := p.DeepCopy()
 				metav1.SetMetaDataAnnotation(&p.ObjectMeta, switchport.AnnotationPortName, e.Name)
 				if err := r.Patch(ctx, p, client.MergeFrom(base)); err != nil {
-					return nil, err
+					return out, err
 				}
 			}
 		}
 	}
-	return conflicts, nil
+	return out, nil
 }
 
 func (r *Reconciler) create(ctx context.Context, sw *networkv1alpha1.Switch, ns, name string, e networkv1alpha1.PortInfo) error {

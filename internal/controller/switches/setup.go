@@ -20,7 +20,6 @@ import (
 	"context"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -51,6 +50,9 @@ var (
 // Setup registers the Switch reconciler and the SwitchPort state machine, driving switches
 // with the Ansible driver.
 func Setup(mgr ctrl.Manager) error {
+	if n := ansible.RemoveStale(Ansible.WorkDir); n > 0 {
+		mgr.GetLogger().Info("removed run directories of managers that are gone", "count", n)
+	}
 	return SetupWith(mgr, switchport.Options{
 		Drivers: ansible.Factory(withLog(Ansible, mgr)), DriverTimeout: RunTimeout, DriverTimeoutPerPort: RunTimeoutPerPort,
 		DriftInterval: DriftInterval,
@@ -83,20 +85,31 @@ func SetupWith(mgr ctrl.Manager, o switchport.Options) error {
 				len(e.ObjectNew.GetFinalizers()) != len(e.ObjectOld.GetFinalizers())
 		},
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	if err := ctrl.NewControllerManagedBy(mgr).
 		For(&networkv1alpha1.Switch{}, builder.WithPredicates(specOrLife)).
 		Watches(&networkv1alpha1.SwitchPort{}, handler.EnqueueRequestsFromMapFunc(switchOfPort), builder.WithPredicates(portsComeAndGo)).
 		Watches(&networkv1alpha1.AnsibleSwitch{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, a client.Object) []reconcile.Request {
 			return switchRequests(switchport.SwitchesOfProvider(ctx, c, a.GetNamespace(), a.GetName()))
 		})).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, sec client.Object) []reconcile.Request {
-			return switchRequests(switchport.SwitchesOfSecret(ctx, c, sec.GetNamespace(), sec.GetName()))
-		}), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
 		Complete(&Reconciler{
 			Client: c, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("switch-controller"),
 			Drivers: o.Drivers, Batcher: o.Batcher, Secrets: mgr.GetAPIReader(),
-		})
+		}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("ansibleswitch").
+		For(&networkv1alpha1.AnsibleSwitch{}, builder.WithPredicates(specOrLife)).
+		Watches(&networkv1alpha1.Switch{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, sw client.Object) []reconcile.Request {
+			s, ok := sw.(*networkv1alpha1.Switch)
+			if !ok || s.Spec.Provider.Kind != "AnsibleSwitch" {
+				return nil
+			}
+			return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: s.Namespace, Name: s.Spec.Provider.Name}}}
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
+		Complete(&ProviderReconciler{Client: c, Secrets: mgr.GetAPIReader()})
 }
 
 func switchOfPort(_ context.Context, p client.Object) []reconcile.Request {

@@ -18,10 +18,12 @@ package switchport_test
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -51,27 +53,43 @@ func newSwitch(ns, name string, ports map[string]networkv1alpha1.PortInfo) *fake
 	return fakes.Get(ns, name)
 }
 
+// devices hands every AnsibleSwitch of the suite its own address: one device has one
+// AnsibleSwitch and one Switch.
+var devices atomic.Int32
+
 func ansibleSwitch(ns, name string) *networkv1alpha1.AnsibleSwitch {
+	n := devices.Add(1)
 	return &networkv1alpha1.AnsibleSwitch{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: networkv1alpha1.AnsibleSwitchSpec{OS: "openvswitch", IP: "127.0.0.1", Port: 22, Bridge: "br0", InsecureIgnoreHostKey: true,
+		Spec: networkv1alpha1.AnsibleSwitchSpec{OS: "openvswitch", IP: fmt.Sprintf("10.9.%d.%d", n/250, n%250+1), Port: 22, Bridge: "br0", InsecureIgnoreHostKey: true,
 			CredentialsSecret: networkv1alpha1.SecretRef{Name: name + "-creds"}},
 	}
 }
+
+// parking is the parking VLAN of the suite's Switches, outside every test limit.
+const parking = 4000
 
 func switchObj(ns, name string, ports map[string]networkv1alpha1.PortInfo) *networkv1alpha1.Switch {
 	return &networkv1alpha1.Switch{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: networkv1alpha1.SwitchSpec{
 			Provider: networkv1alpha1.ProviderRef{Kind: "AnsibleSwitch", Name: name},
+			Clean:    networkv1alpha1.CleanPolicy{ParkingVLAN: ptr.To(networkv1alpha1.VLANID(parking))},
 			Ports:    ports,
 		},
 	}
 }
 
+// parked is what a deconfigured port of the suite's Switches holds.
+func parked() *networkv1alpha1.SwitchPortConfigurationSpec {
+	return &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: ptr.To(networkv1alpha1.VLANID(parking))}
+}
+
+// newLimit creates the namespace's limit. Test namespaces reuse the same VLANs, so their
+// limits mark them shared, as an infra team would for a network several teams use.
 func newLimit(ns, vlans string) {
 	l := &networkv1alpha1.SwitchResourceLimit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
-		Spec: networkv1alpha1.SwitchResourceLimitSpec{VLANRange: networkv1alpha1.VLANRange(vlans)}}
+		Spec: networkv1alpha1.SwitchResourceLimitSpec{VLANRange: networkv1alpha1.VLANRange(vlans), SharedVLANRange: networkv1alpha1.VLANRange(vlans)}}
 	Expect(k8s.Create(ctx, l)).To(Succeed())
 }
 
@@ -166,17 +184,37 @@ func eventReasons(ns, name string) func() []string {
 	}
 }
 
-// cleans counts the changes that cleaned a port on a fake switch.
+// cleans counts the changes that parked a port on a fake switch.
 func cleans(f *fake.Switch, portName string) int {
 	n := 0
 	for _, c := range f.ApplyCalls() {
 		for _, ch := range c.Changes {
-			if ch.Port == portName && ch.Config == nil {
+			if ch.Port == portName && equality.Semantic.DeepEqual(ch.Config, parked()) {
 				n++
 			}
 		}
 	}
 	return n
+}
+
+// changesTo lists, in order, what the fake switch was told to put on its ports, as
+// "port:untagged/vlans".
+func changesTo(f *fake.Switch) []string {
+	var out []string
+	for _, c := range f.ApplyCalls() {
+		for _, ch := range c.Changes {
+			u := int32(0)
+			if ch.Config != nil && ch.Config.UntaggedVLAN != nil {
+				u = int32(*ch.Config.UntaggedVLAN)
+			}
+			v := ""
+			if ch.Config != nil {
+				v = string(ch.Config.VLANs)
+			}
+			out = append(out, fmt.Sprintf("%s:%d/%s", ch.Port, u, v))
+		}
+	}
+	return out
 }
 
 func onSwitch(f *fake.Switch, portName string) func() *networkv1alpha1.SwitchPortConfigurationSpec {

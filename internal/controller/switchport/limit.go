@@ -67,8 +67,9 @@ func (r *LimitReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return ctrl.Result{}, r.Status().Patch(ctx, limit, client.MergeFrom(base))
 }
 
-// UsedVLANs counts the VLANs that the namespace's ports hold on their switches. A VLAN
-// stays in use while any port holds it, hence the reference count.
+// UsedVLANs counts the VLANs of tenant configurations that the namespace's ports hold on
+// their switches (a clean port's parking VLAN or provisioning network is the infra team's).
+// A VLAN stays in use while any port holds it, hence the reference count.
 func UsedVLANs(ctx context.Context, c client.Reader, namespace string) (vlan.Set, error) {
 	ports := &networkv1alpha1.SwitchPortList{}
 	if err := c.List(ctx, ports, client.InNamespace(namespace)); err != nil {
@@ -76,11 +77,48 @@ func UsedVLANs(ctx context.Context, c client.Reader, namespace string) (vlan.Set
 	}
 	var u vlan.Usage
 	for i := range ports.Items {
-		s, err := VLANsOf(ports.Items[i].Status.Configuration)
-		if err != nil {
+		if !holdsTenant(&ports.Items[i]) {
 			continue
 		}
-		u.Acquire(s)
+		if s, err := VLANsOf(ports.Items[i].Status.Configuration); err == nil {
+			u.Acquire(s)
+		}
 	}
 	return u.InUse(), nil
+}
+
+// ClaimedVLANs are the VLANs the namespace's ports hold or are about to: those of the
+// configurations they hold and of those linked to them, applied or not yet. The limit webhook
+// counts these, so a link being applied cannot slip under a shrinking limit.
+func ClaimedVLANs(ctx context.Context, c client.Reader, namespace string) (map[int][]string, error) {
+	ports := &networkv1alpha1.SwitchPortList{}
+	if err := c.List(ctx, ports, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	out := map[int][]string{}
+	note := func(s vlan.Set, who string) {
+		for id := range s.All() {
+			out[id] = append(out[id], who)
+		}
+	}
+	for i := range ports.Items {
+		p := &ports.Items[i]
+		if holdsTenant(p) {
+			if s, err := VLANsOf(p.Status.Configuration); err == nil {
+				note(s, "SwitchPort "+p.Name)
+			}
+		}
+		ref := refOf(p)
+		if ref == nil || (p.Status.ConfigurationRef != nil && *p.Status.ConfigurationRef == *ref && holdsTenant(p)) {
+			continue
+		}
+		cfg := &networkv1alpha1.SwitchPortConfiguration{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, cfg); err != nil {
+			continue
+		}
+		if s, err := VLANsOf(&cfg.Spec); err == nil {
+			note(s, "SwitchPort "+p.Name+" (linked "+ref.Name+")")
+		}
+	}
+	return out, nil
 }

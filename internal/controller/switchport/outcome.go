@@ -31,6 +31,10 @@ import (
 // ConditionConfigured is true when the switch holds the linked configuration.
 const ConditionConfigured = "Configured"
 
+// ConditionFailed is true while the last attempt to drive the switch failed; the port keeps
+// retrying with backoff (the seed's error state, without giving up).
+const ConditionFailed = "Failed"
+
 // Condition reasons, also the reasons of the Events.
 const (
 	ReasonIdle                  = "Idle"
@@ -52,6 +56,14 @@ const (
 	ReasonAuthenticationFailed  = "AuthenticationFailed"
 	ReasonSwitchUnreachable     = "SwitchUnreachable"
 	ReasonTimedOut              = "TimedOut"
+	ReasonNotVouched            = "NotVouched"
+	ReasonPortBusy              = "PortBusy"
+	ReasonOutsideLimit          = "OutsideLimit"
+	ReasonNoCleanState          = "NoCleanState"
+	ReasonCleanNotVerified      = "CleanNotVerified"
+	ReasonReleased              = "ReleasedWithoutCleaning"
+	ReasonMoved                 = "PhysicalPortChanged"
+	ReasonSucceeded             = "Succeeded"
 )
 
 // FailureReason names a driver failure by its cause where the driver knows it.
@@ -84,14 +96,20 @@ type outcome struct {
 	// event is set when the outcome is worth an Event although it is not a failure.
 	event   bool
 	requeue time.Duration
-	// applied replaces status.configuration and status.configurationRef when set.
+	// applied replaces the status record (where and what) when set.
 	applied *appliedConfig
+	// detail is the driver's full error: it names the switch's address and login, so it
+	// goes on the Switch and the AnsibleSwitch (the infra team's), never on the SwitchPort.
+	detail string
 }
 
-// appliedConfig is what the switch holds; a nil ref and spec mean a clean port.
+// appliedConfig is what a physical port holds. A nil spec with a target is a port claimed
+// for a change whose outcome is unknown: it is cleaned before anything else.
 type appliedConfig struct {
-	ref  *networkv1alpha1.ConfigurationRef
-	spec *networkv1alpha1.SwitchPortConfigurationSpec
+	target target
+	clean  networkv1alpha1.CleanMode
+	ref    *networkv1alpha1.ConfigurationRef
+	spec   *networkv1alpha1.SwitchPortConfigurationSpec
 }
 
 // record writes the outcome into the port's status: the only place that sets the state,
@@ -100,9 +118,12 @@ func record(port *networkv1alpha1.SwitchPort, o outcome) {
 	st := &port.Status
 	st.State = o.next
 	st.ObservedGeneration = port.Generation
-	if o.applied != nil {
-		st.ConfigurationRef = o.applied.ref.DeepCopy()
-		st.Configuration = o.applied.spec.DeepCopy()
+	if a := o.applied; a != nil {
+		st.Switch = &networkv1alpha1.SwitchRef{Namespace: a.target.sw.Namespace, Name: a.target.sw.Name}
+		st.PortName = a.target.port
+		st.Clean = a.clean
+		st.ConfigurationRef = a.ref.DeepCopy()
+		st.Configuration = a.spec.DeepCopy()
 	}
 	steady := !o.warn && (o.next == networkv1alpha1.StateIdle || o.next == networkv1alpha1.StateActive)
 	ready := metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: o.reason, Message: o.message, ObservedGeneration: port.Generation}
@@ -117,8 +138,14 @@ func record(port *networkv1alpha1.SwitchPort, o outcome) {
 			configured.Message = "the switch holds configuration " + st.ConfigurationRef.Name
 		}
 	}
+	failed := metav1.Condition{Type: ConditionFailed, Status: metav1.ConditionFalse, Reason: ReasonSucceeded,
+		Message: "the last switch run for this port succeeded or none was needed", ObservedGeneration: port.Generation}
+	if o.warn && o.retry {
+		failed.Status, failed.Reason, failed.Message = metav1.ConditionTrue, o.reason, o.message
+	}
 	meta.SetStatusCondition(&st.Conditions, ready)
 	meta.SetStatusCondition(&st.Conditions, configured)
+	meta.SetStatusCondition(&st.Conditions, failed)
 }
 
 func eventType(o outcome) string {

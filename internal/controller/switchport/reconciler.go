@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,9 +39,8 @@ import (
 // +kubebuilder:rbac:groups=metal3.io,resources=switchports/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=metal3.io,resources=switchports/finalizers,verbs=update
 // +kubebuilder:rbac:groups=metal3.io,resources=switchportconfigurations;switchresourcelimits;switches;ansibleswitches,verbs=get;list;watch
-// Credentials are read one Secret at a time, straight from the apiserver; Secrets are
-// watched metadata-only (setup.go), so no Secret data sits in the cache.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// Credentials are read one Secret at a time, straight from the apiserver (see switches'
+// provider.go for the verbs); no Secret is listed, watched or cached.
 
 // Reconciler runs the SwitchPort state machine.
 type Reconciler struct {
@@ -57,19 +57,60 @@ type Reconciler struct {
 
 	mu       sync.Mutex
 	failures map[types.NamespacedName]int
+	// written is the status each port was last given here. This reconciler is the only
+	// writer of SwitchPort status, so a cached status that differs is one the cache has not
+	// caught up with; acting on it would repeat a switch run (a second clean, say).
+	written map[types.NamespacedName]writtenStatus
+}
+
+type writtenStatus struct {
+	uid    types.UID
+	status networkv1alpha1.SwitchPortStatus
+	at     time.Time
+}
+
+// staleWindow bounds how long a cached status may lag behind the one written before the
+// reconciler stops waiting for it (someone else wrote the status, after all).
+const staleWindow = 10 * time.Second
+
+// stale reports whether the cache has yet to show the status this reconciler last wrote.
+func (r *Reconciler) stale(port *networkv1alpha1.SwitchPort) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.written[client.ObjectKeyFromObject(port)]
+	if !ok || w.uid != port.UID || time.Since(w.at) > staleWindow {
+		return false
+	}
+	return !equality.Semantic.DeepEqual(w.status, port.Status)
+}
+
+func (r *Reconciler) wrote(port *networkv1alpha1.SwitchPort) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.written == nil {
+		r.written = map[types.NamespacedName]writtenStatus{}
+	}
+	r.written[client.ObjectKeyFromObject(port)] = writtenStatus{uid: port.UID, status: *port.Status.DeepCopy(), at: time.Now()}
 }
 
 // machine is one reconcile's view of a port: the object and what it refers to.
 type machine struct {
 	port     *networkv1alpha1.SwitchPort
 	deleting bool
-	// sw is the port's Switch; hasSwitch is false for a port not made by a Switch.
-	sw        types.NamespacedName
-	hasSwitch bool
-	// info is the port's entry in the Switch, nil when the entry (or the Switch) is gone.
-	info *networkv1alpha1.PortInfo
-	// portName is the port's name on the switch.
-	portName string
+	// sw and entry are the one Switch entry that names the port; nil when none does, and
+	// vouch then says why.
+	sw    *networkv1alpha1.Switch
+	entry *networkv1alpha1.PortInfo
+	vouch string
+	// driven and provider are the Switch and AnsibleSwitch of the reconcile's driver call,
+	// where the driver's full error is reported.
+	driven   *networkv1alpha1.Switch
+	provider *networkv1alpha1.AnsibleSwitch
+}
+
+// entryTarget is the physical port the port's Switch entry names; only for a vouched port.
+func (m *machine) entryTarget() target {
+	return target{sw: client.ObjectKeyFromObject(m.sw), port: m.entry.Name}
 }
 
 // Reconcile advances one SwitchPort through its state machine.
@@ -83,11 +124,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		controllerutil.AddFinalizer(port, Finalizer)
 		return ctrl.Result{}, r.Patch(ctx, port, client.MergeFrom(base))
 	}
+	if r.stale(port) {
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+	}
+	base := port.DeepCopy()
 	m, err := r.load(ctx, port)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	base := port.DeepCopy()
 
 	state := port.Status.State
 	if m.deleting {
@@ -101,7 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if o.gone {
 			return ctrl.Result{}, nil
 		}
-		r.note(port, state, o)
+		r.note(m, state, o)
 		if !o.then || o.next == state {
 			break
 		}
@@ -112,28 +156,52 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.Status().Patch(ctx, port, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
+		r.wrote(port)
 	}
 	return ctrl.Result{RequeueAfter: r.after(req.NamespacedName, o)}, nil
 }
 
-// deletionState is where a port being deleted goes: a port that may hold configuration
-// on the switch is cleaned first, even half-configured ones.
+// deletionState is where a port being deleted goes: a port whose physical port may hold
+// anything but its clean state is cleaned first, even a half-configured one.
 func deletionState(port *networkv1alpha1.SwitchPort) networkv1alpha1.SwitchPortState {
 	switch s := port.Status.State; {
-	case s == networkv1alpha1.StateCleaning || s == networkv1alpha1.StateDeleting:
+	case s == cleaning || s == deleting:
 		return s
-	case port.Status.Configuration != nil || s == networkv1alpha1.StateConfiguring || s == networkv1alpha1.StateActive:
-		return networkv1alpha1.StateCleaning
+	case !heldClean(port):
+		return cleaning
 	default:
-		return networkv1alpha1.StateDeleting
+		return deleting
 	}
 }
 
-// note records an outcome in the status and, when it is news, as an Event.
-func (r *Reconciler) note(port *networkv1alpha1.SwitchPort, from networkv1alpha1.SwitchPortState, o outcome) {
+// heldClean reports whether the port's physical port, if it has one, holds its clean state.
+func heldClean(port *networkv1alpha1.SwitchPort) bool {
+	_, ok := recordOf(port)
+	return !ok || port.Status.Clean != ""
+}
+
+// holdsTenant reports whether the physical port holds a tenant's configuration.
+func holdsTenant(port *networkv1alpha1.SwitchPort) bool {
+	_, ok := recordOf(port)
+	return ok && port.Status.Clean == "" && port.Status.Configuration != nil
+}
+
+// note records an outcome in the status and, when it is news, as an Event. The driver's
+// full error goes on the Switch and the AnsibleSwitch, which only the infra team reads.
+func (r *Reconciler) note(m *machine, from networkv1alpha1.SwitchPortState, o outcome) {
+	port := m.port
 	record(port, o)
 	if o.warn || o.event || o.next != from {
 		r.Recorder.Eventf(port, nil, eventType(o), o.reason, string(o.next), "%s", o.message)
+	}
+	if o.detail == "" {
+		return
+	}
+	if m.driven != nil {
+		r.Recorder.Eventf(m.driven, port, corev1.EventTypeWarning, o.reason, string(o.next), "SwitchPort %s/%s: %s", port.Namespace, port.Name, o.detail)
+	}
+	if m.provider != nil {
+		r.Recorder.Eventf(m.provider, port, corev1.EventTypeWarning, o.reason, string(o.next), "SwitchPort %s/%s: %s", port.Namespace, port.Name, o.detail)
 	}
 }
 
@@ -154,20 +222,23 @@ func (r *Reconciler) after(key types.NamespacedName, o outcome) time.Duration {
 	return d
 }
 
-// load finds the port's Switch and its entry there.
+// load finds the one Switch entry that names the port. A port's status written before
+// the record existed is adopted as the entry's physical port, which is what was driven then.
 func (r *Reconciler) load(ctx context.Context, port *networkv1alpha1.SwitchPort) (*machine, error) {
-	m := &machine{port: port, deleting: !port.DeletionTimestamp.IsZero(), portName: port.Annotations[AnnotationPortName]}
-	m.sw, m.hasSwitch = SwitchOf(port)
-	if !m.hasSwitch {
+	m := &machine{port: port, deleting: !port.DeletionTimestamp.IsZero()}
+	list := &networkv1alpha1.SwitchList{}
+	if err := r.List(ctx, list, client.MatchingFields{IndexSwitchEntry: port.Namespace + "/" + port.Name}); err != nil {
+		return nil, err
+	}
+	v, why := oneVoucher(Vouchers(list.Items, port.Namespace, port.Name), port)
+	if v == nil {
+		m.vouch = why
 		return m, nil
 	}
-	sw := &networkv1alpha1.Switch{}
-	if err := r.Get(ctx, m.sw, sw); err != nil {
-		return m, client.IgnoreNotFound(err)
-	}
-	if e, ok := sw.Spec.Ports[port.Name]; ok && entryNamespace(sw, e) == port.Namespace {
-		m.info = &e
-		m.portName = e.Name
+	m.sw, m.entry = v.Switch, &v.Entry
+	if st := &port.Status; st.Switch == nil && st.Configuration != nil {
+		t := m.entryTarget()
+		st.Switch, st.PortName = &networkv1alpha1.SwitchRef{Namespace: t.sw.Namespace, Name: t.sw.Name}, t.port
 	}
 	return m, nil
 }

@@ -20,11 +20,9 @@ import (
 	"context"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -37,8 +35,8 @@ import (
 // The events.k8s.io recorder of the reconcilers.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Secrets are watched metadata-only: a credentials change reaches the ports at once, and
-// no Secret's data is ever cached; the driver reads the one it needs when it runs.
+// Secrets are neither listed nor watched: every driver call reads the one Secret it needs,
+// so a rotated password is used by the next run on the switch.
 
 // Options tune the state machine; the zero value is production.
 type Options struct {
@@ -102,6 +100,9 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		DriftInterval: o.DriftInterval, RetryBase: o.RetryBase, RetryMax: o.RetryMax,
 		failures: map[types.NamespacedName]int{},
 	}
+	if err := IndexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	m := mapper{c}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		For(&networkv1alpha1.SwitchPort{}).
@@ -109,7 +110,6 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		Watches(&networkv1alpha1.SwitchResourceLimit{}, handler.EnqueueRequestsFromMapFunc(m.portsInNamespace)).
 		Watches(&networkv1alpha1.Switch{}, handler.EnqueueRequestsFromMapFunc(m.portsOfSwitch)).
 		Watches(&networkv1alpha1.AnsibleSwitch{}, handler.EnqueueRequestsFromMapFunc(m.portsOfProvider)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(m.portsOfSecret), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(false)}).
 		Complete(r); err != nil {
 		return err
@@ -159,41 +159,40 @@ func (m mapper) portsInNamespace(ctx context.Context, o client.Object) []reconci
 	return requests(ports.Items, nil)
 }
 
+// portsOfSwitch reaches the ports the Switch's entries name, whether they carry its labels or
+// not, and the ports whose status records one of its physical ports.
 func (m mapper) portsOfSwitch(ctx context.Context, o client.Object) []reconcile.Request {
-	ports := &networkv1alpha1.SwitchPortList{}
-	if err := m.c.List(ctx, ports, client.MatchingLabels{LabelSwitchName: o.GetName(), LabelSwitchNamespace: o.GetNamespace()}); err != nil {
-		return nil
+	seen := map[reconcile.Request]bool{}
+	var out []reconcile.Request
+	add := func(rs ...reconcile.Request) {
+		for _, r := range rs {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
 	}
-	return requests(ports.Items, nil)
+	if sw, ok := o.(*networkv1alpha1.Switch); ok {
+		for name, e := range sw.Spec.Ports {
+			add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: entryNamespace(sw, e), Name: name}})
+		}
+	}
+	for _, opt := range []client.ListOption{
+		client.MatchingLabels{LabelSwitchName: o.GetName(), LabelSwitchNamespace: o.GetNamespace()},
+		client.MatchingFields{IndexRecordedSwitch: o.GetNamespace() + "/" + o.GetName()},
+	} {
+		ports := &networkv1alpha1.SwitchPortList{}
+		if err := m.c.List(ctx, ports, opt); err == nil {
+			add(requests(ports.Items, nil)...)
+		}
+	}
+	return out
 }
 
 func (m mapper) portsOfProvider(ctx context.Context, o client.Object) []reconcile.Request {
 	var out []reconcile.Request
 	for _, sw := range SwitchesOfProvider(ctx, m.c, o.GetNamespace(), o.GetName()) {
 		out = append(out, m.portsOfSwitch(ctx, &sw)...)
-	}
-	return out
-}
-
-func (m mapper) portsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	var out []reconcile.Request
-	for _, sw := range SwitchesOfSecret(ctx, m.c, o.GetNamespace(), o.GetName()) {
-		out = append(out, m.portsOfSwitch(ctx, &sw)...)
-	}
-	return out
-}
-
-// SwitchesOfSecret lists the Switches whose AnsibleSwitch logs in with a Secret.
-func SwitchesOfSecret(ctx context.Context, c client.Reader, namespace, name string) []networkv1alpha1.Switch {
-	providers := &networkv1alpha1.AnsibleSwitchList{}
-	if err := c.List(ctx, providers, client.InNamespace(namespace)); err != nil {
-		return nil
-	}
-	var out []networkv1alpha1.Switch
-	for _, a := range providers.Items {
-		if a.Spec.CredentialsSecret.Name == name {
-			out = append(out, SwitchesOfProvider(ctx, c, namespace, a.Name)...)
-		}
 	}
 	return out
 }

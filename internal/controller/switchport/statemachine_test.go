@@ -59,8 +59,12 @@ var _ = Describe("the SwitchPort state machine", func() {
 	}
 	applied := func() *networkv1alpha1.SwitchPortConfigurationSpec { return port(ns, "p0").Status.Configuration }
 
-	It("creates the port None -> Idle, owned by the Switch, with the Switch's labels", func() {
+	It("creates the port None -> Cleaning -> Idle, parked on the switch, owned by the Switch", func() {
 		p := port(ns, "p0")
+		Expect(sw.Port("port0")).To(Equal(parked()), "Idle means clean on the switch, never the device's default")
+		Expect(p.Status.Clean).To(Equal(networkv1alpha1.CleanDeconfigured))
+		Expect(p.Status.PortName).To(Equal("port0"))
+		Expect(p.Status.Switch).To(Equal(&networkv1alpha1.SwitchRef{Namespace: ns, Name: "leaf"}))
 		Expect(p.OwnerReferences).To(HaveLen(1))
 		Expect(p.OwnerReferences[0].Name).To(Equal("leaf"))
 		Expect(p.Labels).To(HaveKeyWithValue(switchport.LabelSwitchName, "leaf"))
@@ -69,7 +73,7 @@ var _ = Describe("the SwitchPort state machine", func() {
 		Eventually(switchReady(ns, "leaf")).Should(HavePrefix("True/Ready"))
 	})
 
-	It("goes Idle -> Configuring -> Active, reconfigures in place on an edit or relink, and cleans on unlink", func() {
+	It("goes Idle -> Configuring -> Active, refuses an edit of the linked configuration, reconfigures in place on a relink, and cleans on unlink", func() {
 		c := newConfiguration(ns, "web", 6, "7-10")
 		Expect(link(k8s, ns, "p0", "web")).To(Succeed())
 		Eventually(stateOf(ns, "p0")).Should(Equal(active))
@@ -79,15 +83,12 @@ var _ = Describe("the SwitchPort state machine", func() {
 		Eventually(usedVLANs).Should(Equal("6-10"))
 		Eventually(eventReasons(ns, "p0")).Should(ContainElement(HavePrefix("Active")))
 
-		By("editing the linked configuration: reconfigured in place, never cleaned")
+		By("editing the linked configuration: refused, it is immutable while linked")
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 		c.Spec.VLANs = "7-8"
-		Expect(k8s.Update(ctx, c)).To(Succeed())
-		Eventually(func() networkv1alpha1.VLANRange { return applied().VLANs }).Should(BeEquivalentTo("7-8"))
-		Eventually(onSwitch(sw, "port0")).Should(HaveField("VLANs", BeEquivalentTo("7-8")))
-		Expect(stateOf(ns, "p0")()).To(Equal(active))
-		Expect(cleans(sw, "port0")).To(BeZero())
-		Eventually(usedVLANs).Should(Equal("6-8"))
+		Expect(k8s.Update(ctx, c)).To(MatchError(And(ContainSubstring("spec: Forbidden"), ContainSubstring("SwitchPort p0"),
+			ContainSubstring("create a new SwitchPortConfiguration and link it"))))
+		cleaned := cleans(sw, "port0")
 
 		By("linking another configuration: reconfigured in place too")
 		newConfiguration(ns, "db", 1, "")
@@ -101,25 +102,29 @@ var _ = Describe("the SwitchPort state machine", func() {
 		}).Should(Equal("db"))
 		Eventually(onSwitch(sw, "port0")).Should(HaveField("UntaggedVLAN", HaveValue(BeEquivalentTo(1))))
 		Expect(stateOf(ns, "p0")()).To(Equal(active))
-		Expect(cleans(sw, "port0")).To(BeZero())
+		Expect(cleans(sw, "port0")).To(Equal(cleaned), "relinking passes through no clean state")
 
-		By("unlinking: Active -> Cleaning -> Idle")
+		By("unlinking: Active -> Cleaning -> Idle, parked")
 		Expect(link(k8s, ns, "p0", "")).To(Succeed())
 		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
-		Expect(sw.Port("port0")).To(BeNil())
-		Expect(applied()).To(BeNil())
-		Expect(cleans(sw, "port0")).To(Equal(1))
+		Expect(sw.Port("port0")).To(Equal(parked()))
+		Expect(applied()).To(Equal(parked()))
+		Expect(port(ns, "p0").Status.ConfigurationRef).To(BeNil())
+		Expect(cleans(sw, "port0")).To(Equal(cleaned + 1))
 		Eventually(usedVLANs).Should(BeEmpty())
 		Eventually(eventReasons(ns, "p0")).Should(ContainElement(HavePrefix("Cleaning")))
 	})
 
-	It("retries a failed apply with backoff, says what failed, and never claims Active meanwhile", func() {
+	It("retries a failed apply with backoff, says what failed where each reader may see it, and never claims Active meanwhile", func() {
 		newConfiguration(ns, "web", 6, "7-10")
-		sw.Fail(errors.New("permission denied on the switch"))
+		sw.Fail(errors.New("ssh admin@10.9.0.1: the switch said no"))
 		Expect(link(k8s, ns, "p0", "web")).To(Succeed())
 		Eventually(conditionOf(ns, "p0", switchport.ConditionConfigured)).Should(
-			And(HavePrefix("False/ApplyFailed"), ContainSubstring("permission denied on the switch")))
-		Eventually(eventReasons(ns, "p0")).Should(ContainElement(ContainSubstring("permission denied")))
+			And(HavePrefix("False/ApplyFailed"), ContainSubstring("the switch run failed"), ContainSubstring("Switch "+ns+"/leaf")))
+		Eventually(conditionOf(ns, "p0", switchport.ConditionFailed)).Should(HavePrefix("True/ApplyFailed"))
+		Expect(conditionOf(ns, "p0", networkv1alpha1.ConditionReady)()).NotTo(ContainSubstring("admin@10.9.0.1"))
+		Eventually(eventReasons(ns, "leaf")).Should(ContainElement(ContainSubstring("ssh admin@10.9.0.1: the switch said no")), "the full text is the infra team's")
+		Expect(eventReasons(ns, "p0")()).NotTo(ContainElement(ContainSubstring("admin@")))
 		Consistently(stateOf(ns, "p0"), 3*time.Second).Should(Equal(configuring))
 		Expect(len(sw.ApplyCalls())).To(BeNumerically(">=", 2), "retried")
 
@@ -158,7 +163,7 @@ var _ = Describe("the SwitchPort state machine", func() {
 		Expect(link(k8s, ns, "p0", "web")).To(Succeed())
 		Eventually(conditionOf(ns, "p0", switchport.ConditionConfigured)).Should(HavePrefix("False/DriverUnavailable"))
 		Consistently(stateOf(ns, "p0"), 2*time.Second).Should(Equal(configuring))
-		Expect(sw.Port("port0")).To(BeNil())
+		Expect(sw.Port("port0")).To(Equal(parked()))
 
 		Expect(k8s.Get(ctx, key(ns, "leaf"), a)).To(Succeed())
 		a.Labels = nil
@@ -177,7 +182,8 @@ var _ = Describe("the Switch reconciler", func() {
 	It("reports a missing provider, missing credentials and a failed check on Ready", func() {
 		Expect(k8s.Create(ctx, switchObj(ns, "spine", map[string]networkv1alpha1.PortInfo{"s0": {Name: "e1"}}))).To(Succeed())
 		Eventually(switchReady(ns, "spine")).Should(HavePrefix("False/ProviderNotFound"))
-		Eventually(stateOf(ns, "s0")).Should(Equal(idle), "ports exist before the provider does")
+		Eventually(stateOf(ns, "s0")).Should(Equal(networkv1alpha1.StateCleaning), "ports exist before the provider does, not yet clean")
+		Eventually(conditionOf(ns, "s0", networkv1alpha1.ConditionReady)).Should(HavePrefix("False/ProviderNotFound"))
 
 		Expect(k8s.Create(ctx, ansibleSwitch(ns, "spine"))).To(Succeed())
 		Eventually(switchReady(ns, "spine")).Should(HavePrefix("False/CredentialsNotFound"))
@@ -204,14 +210,15 @@ var _ = Describe("the Switch reconciler", func() {
 		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
 		Expect(link(k8s, ns, "p0", "web")).To(Succeed())
 		Eventually(stateOf(ns, "p0")).Should(Equal(active))
+		before := cleans(f, "port0")
 
 		sw := &networkv1alpha1.Switch{}
 		Expect(k8s.Get(ctx, key(ns, "leaf"), sw)).To(Succeed())
 		delete(sw.Spec.Ports, "p0")
 		Expect(k8s.Update(ctx, sw)).To(Succeed())
 		Eventually(func() error { return k8s.Get(ctx, key(ns, "p0"), &networkv1alpha1.SwitchPort{}) }).Should(Satisfy(apierrors.IsNotFound))
-		Expect(f.Port("port0")).To(BeNil())
-		Expect(cleans(f, "port0")).To(Equal(1))
+		Expect(f.Port("port0")).To(Equal(parked()))
+		Expect(cleans(f, "port0")).To(BeNumerically(">", before), "cleaned before it went")
 		Expect(stateOf(ns, "p1")()).To(Equal(idle))
 	})
 
@@ -238,8 +245,8 @@ var _ = Describe("the Switch reconciler", func() {
 		Eventually(func() error { return k8s.Get(ctx, key(ns, "leaf"), &networkv1alpha1.Switch{}) }).Should(Satisfy(apierrors.IsNotFound))
 		Expect(k8s.Get(ctx, key(ns, "p0"), &networkv1alpha1.SwitchPort{})).To(Satisfy(apierrors.IsNotFound))
 		Expect(k8s.Get(ctx, key(tenant, "t0"), &networkv1alpha1.SwitchPort{})).To(Satisfy(apierrors.IsNotFound))
-		Expect(f.Port("port0")).To(BeNil())
-		Expect(f.Port("port7")).To(BeNil())
+		Expect(f.Port("port0")).To(Equal(parked()))
+		Expect(f.Port("port7")).To(Equal(parked()))
 		Expect(f.Overlapped()).To(BeFalse())
 	})
 })

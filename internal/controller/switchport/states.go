@@ -21,7 +21,6 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -45,15 +44,49 @@ func init() {
 	}
 }
 
-func handleNone(context.Context, *Reconciler, *machine) outcome {
-	return outcome{next: networkv1alpha1.StateIdle, reason: ReasonIdle, message: "port is managed; no configuration applied", then: true}
+const (
+	none        = networkv1alpha1.StateNone
+	idle        = networkv1alpha1.StateIdle
+	configuring = networkv1alpha1.StateConfiguring
+	active      = networkv1alpha1.StateActive
+	cleaning    = networkv1alpha1.StateCleaning
+	deleting    = networkv1alpha1.StateDeleting
+)
+
+// handleNone takes a port the operator has not driven yet to its clean state: Idle means
+// clean, verified on the switch, never the device's default.
+func handleNone(ctx context.Context, r *Reconciler, m *machine) outcome {
+	if m.entry == nil {
+		return notVouched(m, none)
+	}
+	return r.claim(ctx, m, cleaning, "port is managed; bringing it to its clean state")
 }
 
-func handleIdle(_ context.Context, _ *Reconciler, m *machine) outcome {
-	if ref := refOf(m.port); ref != nil {
-		return outcome{next: networkv1alpha1.StateConfiguring, reason: ReasonConfiguring, message: "configuration " + describe(ref) + " linked", then: true}
+func handleIdle(ctx context.Context, r *Reconciler, m *machine) outcome {
+	if o := r.moved(ctx, m, idle); o != nil {
+		return *o
 	}
-	return outcome{next: networkv1alpha1.StateIdle, reason: ReasonIdle, message: "no configuration linked"}
+	if ref := refOf(m.port); ref != nil {
+		return outcome{next: configuring, reason: ReasonConfiguring, message: "configuration " + describe(ref) + " linked", then: true}
+	}
+	t, _ := recordOf(m.port)
+	cs, err := cleanStateOf(ctx, r.Client, m.sw, t.port)
+	if err != nil {
+		return outcome{next: idle, reason: ReasonNoCleanState, message: err.Error(), warn: true, requeue: r.DriftInterval}
+	}
+	if !sameClean(m.port, cs) {
+		return outcome{next: cleaning, reason: ReasonCleaning, event: true, then: true,
+			message: fmt.Sprintf("the clean state of port %s changed on its Switch; cleaning it again", t.port)}
+	}
+	got, read, o := r.readBack(ctx, m, t, idle)
+	if o != nil {
+		return *o
+	}
+	if read && !equality.Semantic.DeepEqual(got, cs.spec) {
+		return outcome{next: cleaning, reason: ReasonDrift, warn: true, then: true,
+			message: fmt.Sprintf("port %s differs on the switch from its clean state; cleaning it again", t.port)}
+	}
+	return outcome{next: idle, reason: ReasonIdle, message: fmt.Sprintf("port %s is clean (%s)", t.port, cs.mode), requeue: r.DriftInterval}
 }
 
 func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
@@ -61,55 +94,46 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 	if ref == nil {
 		return unlinked(m)
 	}
-	stay := func(reason, msg string) outcome {
-		return outcome{next: networkv1alpha1.StateConfiguring, reason: reason, message: msg, warn: true}
+	if o := r.moved(ctx, m, configuring); o != nil {
+		return *o
 	}
-	cfg, o := r.verify(ctx, m, ref)
+	if _, ok := recordOf(m.port); !ok {
+		return r.claim(ctx, m, configuring, "configuration "+describe(ref)+" linked")
+	}
+	t := m.entryTarget()
+	cfg, bad := r.verify(ctx, m, ref)
+	if bad != nil {
+		if errs := r.heldFits(ctx, m); errs != nil {
+			return outsideLimit(m, errs)
+		}
+		return *bad
+	}
+	if who := r.busy(ctx, m, t); who != "" {
+		return outcome{next: configuring, reason: ReasonPortBusy, warn: true, requeue: r.RetryBase,
+			message: fmt.Sprintf("another SwitchPort still holds port %s; it is cleaned first", t.port), detail: who}
+	}
+	d, o := r.driverFor(ctx, m, m.sw, configuring)
 	if o != nil {
 		return *o
 	}
-	d, o := r.driverFor(ctx, m, networkv1alpha1.StateConfiguring)
-	if o != nil {
-		return *o
+	if err := r.Batcher.Apply(ctx, t.sw, d, switchdriver.Change{Port: t.port, Config: cfg}); err != nil {
+		o := driverFailure(m, configuring, ReasonApplyFailed, fmt.Sprintf("applying %s to port %s failed", describe(ref), t.port), err)
+		// The run may have changed part of the port: only a clean makes it known again.
+		o.applied = &appliedConfig{target: t}
+		return o
 	}
-	if err := r.Batcher.Apply(ctx, m.sw, d, switchdriver.Change{Port: m.portName, Config: cfg}); err != nil {
-		o := stay(FailureReason(err, ReasonApplyFailed), fmt.Sprintf("applying %s to port %s failed: %v", describe(ref), m.portName, err))
-		o.retry = true
+	applied := &appliedConfig{target: t, ref: ref, spec: cfg}
+	// The limit or the port's entry may have tightened while the run was on the switch.
+	if errs := r.heldFitsSpec(ctx, m.port, cfg); errs != nil {
+		o := outsideLimit(m, errs)
+		o.applied = applied
 		return o
 	}
 	return outcome{
-		next: networkv1alpha1.StateActive, reason: ReasonActive, event: true,
-		message: fmt.Sprintf("port %s holds configuration %s", m.portName, describe(ref)),
-		applied: &appliedConfig{ref: ref, spec: cfg},
+		next: active, reason: ReasonActive, event: true,
+		message: fmt.Sprintf("port %s holds configuration %s", t.port, describe(ref)),
+		applied: applied,
 	}
-}
-
-// verify returns the linked configuration if it may go on the port, or why not.
-func (r *Reconciler) verify(ctx context.Context, m *machine, ref *networkv1alpha1.ConfigurationRef) (*networkv1alpha1.SwitchPortConfigurationSpec, *outcome) {
-	stay := func(reason, msg string) *outcome {
-		return &outcome{next: networkv1alpha1.StateConfiguring, reason: reason, message: msg, warn: true}
-	}
-	if ref.Namespace != m.port.Namespace {
-		return nil, stay(ReasonInvalidConfiguration, fmt.Sprintf("configuration %s is in another namespace; a port only takes configurations of its own namespace", describe(ref)))
-	}
-	if m.info == nil {
-		return nil, stay(ReasonSwitchNotFound, "the port has no entry in a Switch")
-	}
-	c := &networkv1alpha1.SwitchPortConfiguration{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, c); err != nil {
-		return nil, stay(ReasonConfigurationNotFound, fmt.Sprintf("configuration %s: %v", describe(ref), err))
-	}
-	limit := &networkv1alpha1.SwitchResourceLimit{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: m.port.Namespace, Name: networkv1alpha1.SwitchResourceLimitName}, limit); err != nil {
-		return nil, stay(ReasonLimitNotFound, fmt.Sprintf("SwitchResourceLimit %s/%s: %v", m.port.Namespace, networkv1alpha1.SwitchResourceLimitName, err))
-	}
-	path := field.NewPath("spec")
-	errs := FitsPort(path, &c.Spec, m.info)
-	errs = append(errs, FitsLimit(path, &c.Spec, limit)...)
-	if len(errs) > 0 {
-		return nil, stay(ReasonInvalidConfiguration, fmt.Sprintf("configuration %s does not fit: %v", describe(ref), errs.ToAggregate()))
-	}
-	return &c.Spec, nil
 }
 
 func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
@@ -117,73 +141,123 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 	if ref == nil {
 		return unlinked(m)
 	}
+	if o := r.moved(ctx, m, active); o != nil {
+		return *o
+	}
 	reconfigure := func(msg string) outcome {
-		return outcome{next: networkv1alpha1.StateConfiguring, reason: ReasonConfiguring, message: msg, event: true, then: true}
+		return outcome{next: configuring, reason: ReasonConfiguring, message: msg, event: true, then: true}
 	}
 	if applied := m.port.Status.ConfigurationRef; applied == nil || *applied != *ref {
 		return reconfigure("linked configuration changed to " + describe(ref) + "; reconfiguring in place")
 	}
+	if errs := r.heldFits(ctx, m); errs != nil {
+		return outsideLimit(m, errs)
+	}
 	c := &networkv1alpha1.SwitchPortConfiguration{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, c); err != nil {
-		return outcome{next: networkv1alpha1.StateActive, reason: ReasonConfigurationNotFound, warn: true,
+		return outcome{next: active, reason: ReasonConfigurationNotFound, warn: true,
 			message: fmt.Sprintf("the switch keeps the last applied configuration, but %s: %v", describe(ref), client.IgnoreNotFound(err))}
 	}
 	if !equality.Semantic.DeepEqual(&c.Spec, m.port.Status.Configuration) {
-		return reconfigure("configuration " + describe(ref) + " was edited; reconfiguring in place")
+		return reconfigure("configuration " + describe(ref) + " differs from what the port holds; reconfiguring in place")
 	}
-	d, o := r.driverFor(ctx, m, networkv1alpha1.StateActive)
+	t := m.entryTarget()
+	got, read, o := r.readBack(ctx, m, t, active)
 	if o != nil {
 		return *o
 	}
-	got, err := r.Batcher.Read(ctx, m.sw, d, m.portName)
-	if err != nil {
-		return outcome{next: networkv1alpha1.StateActive, reason: FailureReason(err, ReasonReadFailed), warn: true, retry: true,
-			message: fmt.Sprintf("reading port %s back failed: %v", m.portName, err)}
+	if read && !equality.Semantic.DeepEqual(got, m.port.Status.Configuration) {
+		return outcome{next: configuring, reason: ReasonDrift, warn: true, then: true,
+			message: fmt.Sprintf("port %s differs on the switch from configuration %s; reapplying", t.port, describe(ref))}
 	}
-	if !equality.Semantic.DeepEqual(got, m.port.Status.Configuration) {
-		return outcome{next: networkv1alpha1.StateConfiguring, reason: ReasonDrift, warn: true, then: true,
-			message: fmt.Sprintf("port %s differs on the switch from configuration %s; reapplying", m.portName, describe(ref))}
-	}
-	return outcome{next: networkv1alpha1.StateActive, reason: ReasonActive, requeue: r.DriftInterval,
-		message: fmt.Sprintf("port %s holds configuration %s", m.portName, describe(ref))}
+	return outcome{next: active, reason: ReasonActive, requeue: r.DriftInterval,
+		message: fmt.Sprintf("port %s holds configuration %s", t.port, describe(ref))}
 }
 
 // unlinked is where a port goes when its configuration link is removed.
 func unlinked(m *machine) outcome {
-	if m.port.Status.Configuration != nil || m.port.Status.State == networkv1alpha1.StateConfiguring {
-		return outcome{next: networkv1alpha1.StateCleaning, reason: ReasonCleaning, message: "configuration unlinked; cleaning the port", then: true}
+	if _, ok := recordOf(m.port); ok && m.port.Status.Clean == "" {
+		return outcome{next: cleaning, reason: ReasonCleaning, message: "configuration unlinked; cleaning the port", then: true}
 	}
-	return outcome{next: networkv1alpha1.StateIdle, reason: ReasonIdle, message: "no configuration linked"}
+	return outcome{next: idle, reason: ReasonIdle, message: "no configuration linked", then: true}
 }
 
+// handleCleaning brings the physical port of the record, where the operator last drove the
+// SwitchPort, to its clean state and checks it there.
 func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
-	d, o := r.driverFor(ctx, m, networkv1alpha1.StateCleaning)
+	t, ok := recordOf(m.port)
+	if !ok {
+		switch {
+		case m.deleting:
+			return outcome{next: deleting, reason: ReasonDeleting, message: "nothing of the port's is on a switch; deleting", then: true}
+		case m.entry == nil:
+			return notVouched(m, none)
+		}
+		return r.claim(ctx, m, cleaning, "bringing the port to its clean state")
+	}
+	sw := &networkv1alpha1.Switch{}
+	if err := r.Get(ctx, t.sw, sw); err != nil {
+		if m.deleting && client.IgnoreNotFound(err) == nil {
+			return outcome{next: deleting, reason: ReasonReleased, warn: true, then: true, applied: &appliedConfig{},
+				message: fmt.Sprintf("Switch %s is gone; port %s is left as it is", t.sw, t.port)}
+		}
+		return outcome{next: cleaning, reason: ReasonSwitchNotFound, warn: true, retry: true,
+			message: fmt.Sprintf("Switch %s of port %s: %v", t.sw, t.port, err)}
+	}
+	if m.deleting && sw.Annotations[networkv1alpha1.AnnotationReleaseWithoutCleaning] == "true" {
+		return outcome{next: deleting, reason: ReasonReleased, warn: true, then: true, applied: &appliedConfig{},
+			message: fmt.Sprintf("released without cleaning (annotation %s on Switch %s): port %s keeps what it held",
+				networkv1alpha1.AnnotationReleaseWithoutCleaning, t.sw.Name, t.port)}
+	}
+	cs, err := cleanStateOf(ctx, r.Client, sw, t.port)
+	if err != nil {
+		return outcome{next: cleaning, reason: ReasonNoCleanState, message: err.Error(), warn: true, retry: true}
+	}
+	d, o := r.driverFor(ctx, m, sw, cleaning)
 	if o != nil {
 		return *o
 	}
-	if err := r.Batcher.Apply(ctx, m.sw, d, switchdriver.Change{Port: m.portName}); err != nil {
-		return outcome{next: networkv1alpha1.StateCleaning, reason: FailureReason(err, ReasonCleanFailed), warn: true, retry: true,
-			message: fmt.Sprintf("cleaning port %s failed: %v", m.portName, err)}
+	if err := r.Batcher.Apply(ctx, t.sw, d, switchdriver.Change{Port: t.port, Config: cs.spec}); err != nil {
+		return driverFailure(m, cleaning, ReasonCleanFailed, fmt.Sprintf("cleaning port %s failed", t.port), err)
 	}
-	clean := &appliedConfig{}
+	clean := &appliedConfig{target: t, clean: cs.mode, ref: cs.ref, spec: cs.spec}
+	got, read, o := r.readBack(ctx, m, t, cleaning)
+	if o != nil {
+		o.applied = clean
+		return *o
+	}
+	if read && !equality.Semantic.DeepEqual(got, cs.spec) {
+		return outcome{next: cleaning, reason: ReasonCleanNotVerified, warn: true, retry: true, applied: clean,
+			message: fmt.Sprintf("port %s was cleaned but reads back differently from its clean state", t.port)}
+	}
+	msg := fmt.Sprintf("port %s cleaned (%s)", t.port, cs.mode)
 	switch {
 	case m.deleting:
-		return outcome{next: networkv1alpha1.StateDeleting, reason: ReasonDeleting, message: "port cleaned; deleting", applied: clean, then: true}
+		return outcome{next: deleting, reason: ReasonDeleting, message: msg + "; deleting", applied: clean, then: true}
+	case m.entry == nil:
+		// Clean, and no longer this SwitchPort's: forget the port so its new owner may take it.
+		return outcome{next: none, reason: ReasonNotVouched, warn: true, applied: &appliedConfig{}, message: msg + "; " + m.vouch}
+	case m.entryTarget() != t:
+		o := r.claim(ctx, m, cleaning, msg+"; moving to the port its Switch entry names now")
+		if refOf(m.port) != nil && o.applied != nil {
+			o.next = configuring
+		}
+		return o
 	case refOf(m.port) != nil:
-		return outcome{next: networkv1alpha1.StateConfiguring, reason: ReasonConfiguring, message: "port cleaned; a configuration is linked again", applied: clean, then: true}
+		return outcome{next: configuring, reason: ReasonConfiguring, message: msg + "; a configuration is linked", applied: clean, then: true}
 	default:
-		return outcome{next: networkv1alpha1.StateIdle, reason: ReasonIdle, message: fmt.Sprintf("port %s cleaned", m.portName), applied: clean, event: true}
+		return outcome{next: idle, reason: ReasonIdle, message: msg, applied: clean, event: true}
 	}
 }
 
 func handleDeleting(ctx context.Context, r *Reconciler, m *machine) outcome {
 	if !m.deleting {
-		return outcome{next: networkv1alpha1.StateIdle, reason: ReasonIdle, message: "no configuration linked"}
+		return outcome{next: none, reason: ReasonIdle, message: "not being deleted", then: true}
 	}
 	base := m.port.DeepCopy()
 	controllerutil.RemoveFinalizer(m.port, Finalizer)
 	if err := r.Patch(ctx, m.port, client.MergeFrom(base)); err != nil && client.IgnoreNotFound(err) != nil {
-		return outcome{next: networkv1alpha1.StateDeleting, reason: ReasonDeleting, warn: true, retry: true, message: "removing the finalizer: " + err.Error()}
+		return outcome{next: deleting, reason: ReasonDeleting, warn: true, retry: true, message: "removing the finalizer: " + err.Error()}
 	}
-	return outcome{next: networkv1alpha1.StateDeleting, gone: true}
+	return outcome{next: deleting, gone: true}
 }

@@ -28,53 +28,44 @@ import (
 	"github.com/rackwire/rackwire/internal/switchdriver"
 )
 
-// driverFor resolves the port's Switch, provider and credentials into a Driver; a failure
-// keeps the port in state, retrying with backoff.
-func (r *Reconciler) driverFor(ctx context.Context, m *machine, state networkv1alpha1.SwitchPortState) (switchdriver.Driver, *outcome) {
-	fail := func(reason, msg string) *outcome {
-		return &outcome{next: state, reason: reason, message: msg, warn: true, retry: true}
-	}
-	if !m.hasSwitch {
-		return nil, fail(ReasonSwitchNotFound, "the port has no "+LabelSwitchName+" label")
-	}
-	if m.portName == "" {
-		return nil, fail(ReasonSwitchNotFound, fmt.Sprintf("the port has no entry in Switch %s", m.sw))
-	}
-	sw := &networkv1alpha1.Switch{}
-	if err := r.Get(ctx, m.sw, sw); err != nil {
-		return nil, fail(ReasonSwitchNotFound, fmt.Sprintf("Switch %s: %v", m.sw, err))
-	}
-	d, reason, err := Resolve(ctx, r.Client, r.Secrets, sw, r.Drivers)
+// driverFor resolves a Switch, its provider and credentials into a Driver; a failure keeps
+// the port in its state, retrying with backoff. The tenant sees the reason; the infra team
+// sees which object is missing.
+func (r *Reconciler) driverFor(ctx context.Context, m *machine, sw *networkv1alpha1.Switch, state networkv1alpha1.SwitchPortState) (switchdriver.Driver, *outcome) {
+	m.driven = sw
+	d, provider, reason, err := Resolve(ctx, r.Client, r.Secrets, sw, r.Drivers)
+	m.provider = provider
 	if err != nil {
-		return nil, fail(reason, err.Error())
+		return nil, &outcome{next: state, reason: reason, warn: true, retry: true, detail: err.Error(),
+			message: fmt.Sprintf("the provider of Switch %s/%s cannot drive the switch (%s); the infra team sees why on the Switch", sw.Namespace, sw.Name, reason)}
 	}
 	return d, nil
 }
 
 // Resolve builds the Driver of a Switch, reading the credentials fresh each time, so a
 // rotated Secret is used by the next driver call. The reason names what is missing; the Switch
-// reconciler reports the same reasons on the Switch.
-func Resolve(ctx context.Context, c, secrets client.Reader, sw *networkv1alpha1.Switch, drivers switchdriver.Factory) (switchdriver.Driver, string, error) {
+// reconciler reports the same reasons on the Switch. The AnsibleSwitch is returned when found.
+func Resolve(ctx context.Context, c, secrets client.Reader, sw *networkv1alpha1.Switch, drivers switchdriver.Factory) (switchdriver.Driver, *networkv1alpha1.AnsibleSwitch, string, error) {
 	if sw.Spec.Provider.Kind != "AnsibleSwitch" {
-		return nil, ReasonProviderNotFound, fmt.Errorf("provider kind %q is not supported", sw.Spec.Provider.Kind)
+		return nil, nil, ReasonProviderNotFound, fmt.Errorf("provider kind %q is not supported", sw.Spec.Provider.Kind)
 	}
 	a := &networkv1alpha1.AnsibleSwitch{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: sw.Spec.Provider.Name}, a); err != nil {
-		return nil, ReasonProviderNotFound, fmt.Errorf("AnsibleSwitch %s/%s: %w", sw.Namespace, sw.Spec.Provider.Name, err)
+		return nil, nil, ReasonProviderNotFound, fmt.Errorf("AnsibleSwitch %s/%s: %w", sw.Namespace, sw.Spec.Provider.Name, err)
 	}
 	secret := &corev1.Secret{}
 	if err := secrets.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.CredentialsSecret.Name}, secret); err != nil {
-		return nil, ReasonCredentialsNotFound, fmt.Errorf("credentials Secret %s/%s: %w", a.Namespace, a.Spec.CredentialsSecret.Name, err)
+		return nil, a, ReasonCredentialsNotFound, fmt.Errorf("credentials Secret %s/%s: %w", a.Namespace, a.Spec.CredentialsSecret.Name, err)
 	}
 	d, err := drivers(a, secret)
 	switch {
 	case errors.Is(err, switchdriver.ErrUnavailable):
-		return nil, ReasonDriverUnavailable, err
+		return nil, a, ReasonDriverUnavailable, err
 	case errors.Is(err, switchdriver.ErrCredentials):
-		return nil, ReasonCredentialsNotFound, err
+		return nil, a, ReasonCredentialsNotFound, err
 	}
 	if err != nil {
-		return nil, ReasonProviderNotFound, fmt.Errorf("AnsibleSwitch %s/%s: %w", a.Namespace, a.Name, err)
+		return nil, a, ReasonProviderNotFound, fmt.Errorf("AnsibleSwitch %s/%s: %w", a.Namespace, a.Name, err)
 	}
-	return d, "", nil
+	return d, a, "", nil
 }

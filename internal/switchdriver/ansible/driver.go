@@ -19,7 +19,6 @@ package ansible
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -169,7 +168,7 @@ func (d *Driver) Read(ctx context.Context, ports []string) (map[string]*networkv
 }
 
 // ErrUnsupported marks a feature that rackwire's playbooks cannot apply on a switch's OS.
-var ErrUnsupported = errors.New("not supported by the playbooks for this switch")
+var ErrUnsupported = switchdriver.ErrUnsupported
 
 // TaskError is the failure of one playbook task, as the switch reported it. Cause is one
 // of switchdriver's errors when the message says what went wrong.

@@ -28,18 +28,27 @@ import (
 // groupExec starts ansible-playbook as the leader of its own process group and, when the
 // run's context ends, kills the whole group: ansible's forked workers, ssh and sshpass
 // would otherwise outlive a cancelled run and keep its output pipes open.
-type groupExec struct{}
-
-func (groupExec) Command(name string, arg ...string) ansibleexec.Cmder {
-	return groupCommand(context.Background(), name, arg...)
+//
+// It also gives the run exactly env and nothing of the manager's environment. go-ansible
+// appends os.Environ() to the variables of a plain *exec.Cmd; the wrapper it returns is not
+// one, so go-ansible leaves its environment, directory and stdin alone.
+type groupExec struct {
+	env []string
+	dir string
 }
 
-func (groupExec) CommandContext(ctx context.Context, name string, arg ...string) ansibleexec.Cmder {
-	return groupCommand(ctx, name, arg...)
+func (g groupExec) Command(name string, arg ...string) ansibleexec.Cmder {
+	return ansibleexec.NewCmd(g.command(context.Background(), name, arg...))
 }
 
-func groupCommand(ctx context.Context, name string, arg ...string) *exec.Cmd {
+func (g groupExec) CommandContext(ctx context.Context, name string, arg ...string) ansibleexec.Cmder {
+	return ansibleexec.NewCmd(g.command(ctx, name, arg...))
+}
+
+func (g groupExec) command(ctx context.Context, name string, arg ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, arg...)
+	cmd.Env = g.env
+	cmd.Dir = g.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	// After the kill, the pipes of a stray grandchild that left the group must not hold

@@ -85,7 +85,8 @@ func readOVS(port string, raw json.RawMessage) (*networkv1alpha1.SwitchPortConfi
 }
 
 // vlanBehaviour is what an OVS port does with VLANs: the VLAN its untagged frames join and
-// the VLANs it carries tagged. A port with no tag, trunks or mode is the clean port.
+// the VLANs it carries tagged. A port with no tag, trunks or mode is OVS's default: a trunk
+// of every VLAN, which is anything but clean.
 func vlanBehaviour(tags, trunks []int, mode string) (untagged int, carried vlan.Set) {
 	tag := 0
 	if len(tags) == 1 {
@@ -103,8 +104,6 @@ func vlanBehaviour(tags, trunks []int, mode string) (untagged int, carried vlan.
 	switch {
 	case mode == "access" || (mode == "" && tag != 0):
 		return tag, vlan.Set{}
-	case mode == "" && len(trunks) == 0:
-		return 0, vlan.Set{}
 	case mode == "native-untagged":
 		return tag, trunked
 	case mode == "native-tagged":

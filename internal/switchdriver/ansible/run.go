@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,9 +62,7 @@ func (d *Driver) run(ctx context.Context, name string, ports int, vars map[strin
 	var stdout, stderr bytes.Buffer
 	exe := execute.NewDefaultExecute(
 		execute.WithCmd(cmd),
-		execute.WithExecutable(groupExec{}),
-		execute.WithCmdRunDir(w.dir),
-		execute.WithEnvVars(w.env(d.config, d.target)),
+		execute.WithExecutable(groupExec{env: w.env(d.config, d.target), dir: w.dir}),
 		execute.WithOutput(jsonresults.NewJSONStdoutCallbackResults()),
 		execute.WithWrite(&stdout),
 		execute.WithWriteError(&stderr),
@@ -92,8 +91,31 @@ func (d *Driver) run(ctx context.Context, name string, ports int, vars map[strin
 		if errors.As(parseErr, &failed) {
 			return nil, parseErr
 		}
-		return nil, fmt.Errorf("ansible-playbook failed on switch %s: %s", d.target.name, lastLines(stderr.String(), 5))
+		return nil, diedEarly(d.config.Playbook, d.target.name, runErr, stderr.String(), stdout.String())
 	}
+}
+
+// diedEarly explains a run that ended before ansible-playbook printed its JSON report: the
+// binary missing, or the program dying on its own (a broken installation, a missing role).
+func diedEarly(binary, sw string, runErr error, stderr, stdout string) error {
+	var notFound *exec.Error
+	if errors.As(runErr, &notFound) {
+		return fmt.Errorf("%w: %s cannot be started on this manager (%v); install Ansible and the network-runner role (hack/system-packages.sh) or set --ansible-playbook",
+			switchdriver.ErrUnavailable, binary, notFound.Err)
+	}
+	status := "ended"
+	var exit *exec.ExitError
+	if errors.As(runErr, &exit) {
+		status = exit.ProcessState.String()
+	}
+	said := lastLines(stderr, 5)
+	if said == "" {
+		said = lastLines(stdout, 5)
+	}
+	if said == "" {
+		said = "it printed nothing"
+	}
+	return fmt.Errorf("ansible-playbook (%s) for switch %s %s before printing its report: %s", binary, sw, status, said)
 }
 
 // reportOf finds the playbook's rackwire_report fact in the JSON callback's output, or
@@ -170,7 +192,7 @@ type workspace struct {
 }
 
 func newWorkspace(c Config, t target, vars map[string]any) (w *workspace, err error) {
-	dir, err := os.MkdirTemp(c.WorkDir, "rackwire-run-")
+	dir, err := os.MkdirTemp(c.WorkDir, runDirPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +210,9 @@ func newWorkspace(c Config, t target, vars map[string]any) (w *workspace, err er
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(w.knownHosts), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
 		return nil, err
 	}
 	var known strings.Builder
@@ -297,9 +322,11 @@ func (w *workspace) inventoryOf(t target) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// env is the run's environment: nothing secret, and nothing of the manager's own home or
-// Ansible configuration (HOME is the run's directory, which holds the known hosts).
-func (w *workspace) env(c Config, t target) map[string]string {
+// env is the run's whole environment, built from scratch: nothing secret, and nothing of the
+// manager's own (no ANSIBLE_* variable, home or Ansible configuration of the manager reaches
+// the run; HOME is the run's directory, which holds the known hosts). PATH is the one value
+// taken over, so that ansible-playbook finds ssh and its Python as the manager found it.
+func (w *workspace) env(c Config, t target) []string {
 	// One SSH connection for the whole run: a login per task was most of a run's time
 	// (test/bench). The master leaves the process group, so closeMasters ends it.
 	sshArgs := "-o ControlMaster=auto -o ControlPersist=" + strconv.Itoa(int(masterLinger.Seconds())) + "s -o GlobalKnownHostsFile=/dev/null "
@@ -310,7 +337,7 @@ func (w *workspace) env(c Config, t target) map[string]string {
 	} else {
 		sshArgs += "-o UserKnownHostsFile=" + w.knownHosts + " -o StrictHostKeyChecking=yes"
 	}
-	return map[string]string{
+	vars := map[string]string{
 		"HOME":                                w.home,
 		"ANSIBLE_CONFIG":                      filepath.Join(w.dir, "ansible.cfg"),
 		"ANSIBLE_STDOUT_CALLBACK":             "json",
@@ -328,5 +355,22 @@ func (w *workspace) env(c Config, t target) map[string]string {
 		"ANSIBLE_NOCOLOR":                     "1",
 		"ANSIBLE_DEPRECATION_WARNINGS":        "False",
 		"ANSIBLE_PARAMIKO_LOOK_FOR_KEYS":      "False",
+		"PATH":                                pathOf(),
+		"LANG":                                "C.UTF-8",
+		"LC_ALL":                              "C.UTF-8",
+		"TMPDIR":                              filepath.Join(w.dir, "tmp"),
 	}
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func pathOf() string {
+	if p := os.Getenv("PATH"); p != "" {
+		return p
+	}
+	return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 }

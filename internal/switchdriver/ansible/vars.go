@@ -50,7 +50,7 @@ func (d *Driver) supports(action string) bool {
 type portVars struct {
 	Port        string   `json:"port"`
 	Description string   `json:"description"`
-	Mode        string   `json:"mode"` // none, access or trunk
+	Mode        string   `json:"mode"` // access or trunk
 	Untagged    *int     `json:"untagged"`
 	Trunked     []int    `json:"trunked"`
 	ACL         *aclVars `json:"acl"`
@@ -67,14 +67,15 @@ type aclVars struct {
 // description is what the role writes on a configured port (it requires one).
 const description = "managed by rackwire"
 
-// varsOf turns a change into the steps of its port; a nil Config cleans the port: no
-// VLANs, no access rules, enabled.
+// varsOf turns a change into the steps of its port. Every step runs whether or not the
+// configuration uses it (no trunks clears the trunks, no rules deletes the rules), so a
+// port holds exactly what the change names.
 func (d *Driver) varsOf(c switchdriver.Change) (portVars, error) {
-	v := portVars{Port: c.Port, Description: description, Mode: "none", Trunked: []int{}}
-	cfg := c.Config
-	if cfg == nil {
-		cfg = &networkv1alpha1.SwitchPortConfigurationSpec{}
+	v := portVars{Port: c.Port, Description: description, Trunked: []int{}}
+	if err := switchdriver.CheckChange(c); err != nil {
+		return v, err
 	}
+	cfg := c.Config
 	if cfg.UntaggedVLAN != nil {
 		id := int(*cfg.UntaggedVLAN)
 		v.Untagged, v.Mode = &id, "access"
@@ -115,14 +116,11 @@ func (d *Driver) varsOf(c switchdriver.Change) (portVars, error) {
 		return v, unsupported("disabling a port", actionState)
 	}
 	if d.supports(actionRecord) {
-		record := ""
-		if c.Config != nil {
-			b, err := json.Marshal(c.Config)
-			if err != nil {
-				return v, err
-			}
-			record = string(b)
+		b, err := json.Marshal(c.Config)
+		if err != nil {
+			return v, err
 		}
+		record := string(b)
 		v.Record = &record
 	}
 	return v, nil

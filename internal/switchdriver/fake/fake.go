@@ -46,6 +46,7 @@ type Switch struct {
 	failAll  error
 	failPort map[string]error
 	hang     chan struct{}
+	stall    bool
 	busy     bool
 	overlap  bool
 }
@@ -59,7 +60,7 @@ func (s *Switch) Apply(ctx context.Context, changes []switchdriver.Change) map[s
 	s.enter(Call{Op: "apply", Changes: changes})
 	defer s.leave()
 	out := make(map[string]error, len(changes))
-	if err := s.wait(ctx); err != nil {
+	if err := s.wait(ctx, true); err != nil {
 		for _, c := range changes {
 			out[c.Port] = err
 		}
@@ -74,11 +75,11 @@ func (s *Switch) Apply(ctx context.Context, changes []switchdriver.Change) map[s
 		case s.failPort[c.Port] != nil:
 			out[c.Port] = s.failPort[c.Port]
 		default:
-			if c.Config == nil {
-				delete(s.ports, c.Port)
-			} else {
-				s.ports[c.Port] = c.Config.DeepCopy()
+			if err := switchdriver.CheckChange(c); err != nil {
+				out[c.Port] = err
+				continue
 			}
+			s.ports[c.Port] = c.Config.DeepCopy()
 			out[c.Port] = nil
 		}
 	}
@@ -89,7 +90,7 @@ func (s *Switch) Apply(ctx context.Context, changes []switchdriver.Change) map[s
 func (s *Switch) Read(ctx context.Context, ports []string) (map[string]*networkv1alpha1.SwitchPortConfigurationSpec, error) {
 	s.enter(Call{Op: "read", Ports: ports})
 	defer s.leave()
-	if err := s.wait(ctx); err != nil {
+	if err := s.wait(ctx, false); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -120,11 +121,17 @@ func (s *Switch) leave() {
 	s.busy = false
 }
 
-func (s *Switch) wait(ctx context.Context) error {
+func (s *Switch) wait(ctx context.Context, apply bool) error {
 	s.mu.Lock()
-	h := s.hang
+	h, stall := s.hang, s.stall
 	s.mu.Unlock()
-	if h == nil {
+	if h == nil || (stall && !apply) {
+		return nil
+	}
+	if stall {
+		// A switch that finishes the run however long it takes, as one that keeps going
+		// after the operator stopped waiting would.
+		<-h
 		return nil
 	}
 	select {
@@ -156,13 +163,21 @@ func (s *Switch) Hang() {
 	s.hang = make(chan struct{})
 }
 
-// Release ends Hang.
+// Stall makes apply calls block until Release, whatever their context says, and then
+// succeed; reads still answer.
+func (s *Switch) Stall() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hang, s.stall = make(chan struct{}), true
+}
+
+// Release ends Hang and Stall.
 func (s *Switch) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hang != nil {
 		close(s.hang)
-		s.hang = nil
+		s.hang, s.stall = nil, false
 	}
 }
 

@@ -18,10 +18,14 @@ package v1alpha1
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -29,8 +33,11 @@ import (
 
 // +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-ansibleswitch,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=ansibleswitches,verbs=create;update,versions=v1alpha1,name=vansibleswitch-v1alpha1.metal3.io,admissionReviewVersions=v1
 
-// AnsibleSwitchWebhook checks how a switch is reached.
-type AnsibleSwitchWebhook struct{}
+// AnsibleSwitchWebhook checks how a switch is reached, and that no other AnsibleSwitch
+// reaches the same device: two objects on one device would let two Switches drive its ports.
+type AnsibleSwitchWebhook struct {
+	Reader client.Reader
+}
 
 var _ admission.Validator[*networkv1alpha1.AnsibleSwitch] = AnsibleSwitchWebhook{}
 
@@ -38,13 +45,13 @@ var _ admission.Validator[*networkv1alpha1.AnsibleSwitch] = AnsibleSwitchWebhook
 var KnownOS = []string{"cumulus", "dellemc.os9.os9", "dellos10", "enos", "eos", "junos", "nxos", "openvswitch"}
 
 // ValidateCreate checks a new AnsibleSwitch.
-func (AnsibleSwitchWebhook) ValidateCreate(_ context.Context, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
-	return validateAnsibleSwitch(a)
+func (w AnsibleSwitchWebhook) ValidateCreate(ctx context.Context, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
+	return w.validate(ctx, a)
 }
 
 // ValidateUpdate checks a changed AnsibleSwitch.
-func (AnsibleSwitchWebhook) ValidateUpdate(_ context.Context, _, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
-	return validateAnsibleSwitch(a)
+func (w AnsibleSwitchWebhook) ValidateUpdate(ctx context.Context, _, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
+	return w.validate(ctx, a)
 }
 
 // ValidateDelete allows deletion.
@@ -52,8 +59,19 @@ func (AnsibleSwitchWebhook) ValidateDelete(context.Context, *networkv1alpha1.Ans
 	return nil, nil
 }
 
-func validateAnsibleSwitch(a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
+func (w AnsibleSwitchWebhook) validate(ctx context.Context, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
+	list := &networkv1alpha1.AnsibleSwitchList{}
+	if err := w.Reader.List(ctx, list); err != nil {
+		return nil, err
+	}
 	var errs field.ErrorList
+	for _, other := range list.Items {
+		if (other.Namespace != a.Namespace || other.Name != a.Name) && DeviceOf(&other) == DeviceOf(a) {
+			errs = append(errs, field.Duplicate(field.NewPath("spec", "ip"), fmt.Sprintf(
+				"%s (AnsibleSwitch %s/%s already reaches this device, %s: one device, one AnsibleSwitch and one Switch)",
+				a.Spec.IP, other.Namespace, other.Name, DeviceOf(a))))
+		}
+	}
 	var warns admission.Warnings
 	spec := field.NewPath("spec")
 	known := false
@@ -81,4 +99,18 @@ func validateAnsibleSwitch(a *networkv1alpha1.AnsibleSwitch) (admission.Warnings
 		errs = append(errs, field.Invalid(spec.Child("credentialsSecret", "name"), a.Spec.CredentialsSecret.Name, msg))
 	}
 	return warns, invalid(kindAnsibleSwitch, a.Name, errs)
+}
+
+// DeviceOf names the device an AnsibleSwitch reaches: its address and SSH port, and for
+// Open vSwitch the bridge (two bridges of one host are two switches).
+func DeviceOf(a *networkv1alpha1.AnsibleSwitch) string {
+	port := a.Spec.Port
+	if port == 0 {
+		port = 22
+	}
+	d := net.JoinHostPort(strings.ToLower(a.Spec.IP), strconv.Itoa(int(port)))
+	if a.Spec.OS == "openvswitch" {
+		d += " bridge " + a.Spec.Bridge
+	}
+	return d
 }

@@ -39,8 +39,8 @@ func Setup(mgr ctrl.Manager) error {
 	// must already bound the next configuration.
 	r := mgr.GetAPIReader()
 	hooks := []error{
-		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.Switch{}).WithValidator(SwitchWebhook{}).Complete(),
-		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.AnsibleSwitch{}).WithValidator(AnsibleSwitchWebhook{}).Complete(),
+		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.Switch{}).WithValidator(SwitchWebhook{Reader: r}).Complete(),
+		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.AnsibleSwitch{}).WithValidator(AnsibleSwitchWebhook{Reader: r}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchPort{}).WithValidator(SwitchPortWebhook{Reader: r, Client: mgr.GetClient()}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchPortConfiguration{}).WithValidator(ConfigurationWebhook{Reader: r}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchResourceLimit{}).WithValidator(LimitWebhook{Reader: r}).Complete(),

@@ -21,33 +21,54 @@ import (
 	"fmt"
 	"sort"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controller/switchport"
 	"github.com/rackwire/rackwire/internal/vlan"
 )
 
 // +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switch,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switches,verbs=create;update,versions=v1alpha1,name=vswitch-v1alpha1.metal3.io,admissionReviewVersions=v1
 
-// SwitchWebhook checks a Switch's ports.
-type SwitchWebhook struct{}
+// SwitchWebhook checks a Switch's ports and clean policy, and that no other Switch drives the
+// same device or names the same SwitchPorts.
+type SwitchWebhook struct {
+	Reader client.Reader
+}
 
 var _ admission.Validator[*networkv1alpha1.Switch] = SwitchWebhook{}
 
 // ValidateCreate checks a new Switch.
-func (SwitchWebhook) ValidateCreate(_ context.Context, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
-	return nil, invalid(kindSwitch, sw.Name, validateSwitch(sw))
+func (w SwitchWebhook) ValidateCreate(ctx context.Context, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
+	return w.validate(ctx, sw)
 }
 
 // ValidateUpdate checks a changed Switch.
-func (SwitchWebhook) ValidateUpdate(_ context.Context, _, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
-	return nil, invalid(kindSwitch, sw.Name, validateSwitch(sw))
+func (w SwitchWebhook) ValidateUpdate(ctx context.Context, _, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
+	return w.validate(ctx, sw)
 }
 
 // ValidateDelete allows deletion: the Switch's finalizer cleans its ports first.
 func (SwitchWebhook) ValidateDelete(context.Context, *networkv1alpha1.Switch) (admission.Warnings, error) {
 	return nil, nil
+}
+
+func (w SwitchWebhook) validate(ctx context.Context, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
+	errs := validateSwitch(sw)
+	others := &networkv1alpha1.SwitchList{}
+	if err := w.Reader.List(ctx, others); err != nil {
+		return nil, err
+	}
+	errs = append(errs, notShared(sw, others.Items)...)
+	more, warns, err := w.cleanPolicy(ctx, sw)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, more...)
+	return warns, invalid(kindSwitch, sw.Name, errs)
 }
 
 func validateSwitch(sw *networkv1alpha1.Switch) field.ErrorList {
@@ -59,13 +80,8 @@ func validateSwitch(sw *networkv1alpha1.Switch) field.ErrorList {
 	if sw.Spec.Provider.Kind != "AnsibleSwitch" {
 		errs = append(errs, field.NotSupported(field.NewPath("spec", "provider", "kind"), sw.Spec.Provider.Kind, []string{"AnsibleSwitch"}))
 	}
-	keys := make([]string, 0, len(sw.Spec.Ports))
-	for k := range sw.Spec.Ports {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	seen := map[string]string{}
-	for _, k := range keys {
+	for _, k := range entryNames(sw) {
 		p := sw.Spec.Ports[k]
 		path := field.NewPath("spec", "ports").Key(k)
 		if _, err := vlan.Parse(string(p.VLANRange)); err != nil {
@@ -77,4 +93,88 @@ func validateSwitch(sw *networkv1alpha1.Switch) field.ErrorList {
 		seen[p.Name] = k
 	}
 	return errs
+}
+
+func entryNames(sw *networkv1alpha1.Switch) []string {
+	keys := make([]string, 0, len(sw.Spec.Ports))
+	for k := range sw.Spec.Ports {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// notShared refuses a second Switch on one AnsibleSwitch (the AnsibleSwitch webhook keeps
+// one AnsibleSwitch per device), and a SwitchPort that another Switch's entry names.
+func notShared(sw *networkv1alpha1.Switch, others []networkv1alpha1.Switch) field.ErrorList {
+	var errs field.ErrorList
+	for i := range others {
+		o := &others[i]
+		if o.Namespace == sw.Namespace && o.Name == sw.Name {
+			continue
+		}
+		if o.Namespace == sw.Namespace && o.Spec.Provider == sw.Spec.Provider {
+			errs = append(errs, field.Duplicate(field.NewPath("spec", "provider", "name"), fmt.Sprintf(
+				"%s (Switch %s already drives this device; one device has one Switch)", sw.Spec.Provider.Name, o.Name)))
+		}
+		for _, k := range entryNames(sw) {
+			ns := switchport.EntryNamespace(sw, sw.Spec.Ports[k])
+			if len(switchport.Vouchers([]networkv1alpha1.Switch{*o}, ns, k)) > 0 {
+				errs = append(errs, field.Duplicate(field.NewPath("spec", "ports").Key(k), fmt.Sprintf(
+					"SwitchPort %s/%s is already named by Switch %s/%s", ns, k, o.Namespace, o.Name)))
+			}
+		}
+	}
+	return errs
+}
+
+// cleanPolicy checks what the Switch's ports become when clean: a provisioning port needs
+// a provisioning configuration that names its VLANs, and the parking VLAN must be isolated,
+// outside every namespace's SwitchResourceLimit.
+func (w SwitchWebhook) cleanPolicy(ctx context.Context, sw *networkv1alpha1.Switch) (field.ErrorList, admission.Warnings, error) {
+	var errs field.ErrorList
+	var warns admission.Warnings
+	limits := &networkv1alpha1.SwitchResourceLimitList{}
+	if err := w.Reader.List(ctx, limits); err != nil {
+		return nil, nil, err
+	}
+	type checked struct {
+		path   *field.Path
+		policy networkv1alpha1.CleanPolicy
+	}
+	todo := []checked{{field.NewPath("spec", "clean"), switchport.CleanPolicyOf(sw, "")}}
+	for _, k := range entryNames(sw) {
+		if e := sw.Spec.Ports[k]; e.Clean != nil {
+			todo = append(todo, checked{field.NewPath("spec", "ports").Key(k).Child("clean"), switchport.CleanPolicyOf(sw, e.Name)})
+		}
+	}
+	for _, c := range todo {
+		if v := c.policy.ParkingVLAN; v != nil {
+			for _, l := range limits.Items {
+				if allowed, err := vlan.Parse(string(l.Spec.VLANRange)); err == nil && allowed.Contains(int(*v)) {
+					errs = append(errs, field.Invalid(c.path.Child("parkingVLAN"), *v, fmt.Sprintf(
+						"the parking VLAN must be isolated, but namespace %s's SwitchResourceLimit (%s) lets its tenants use it", l.Namespace, l.Spec.VLANRange)))
+				}
+			}
+		}
+		if c.policy.Mode != networkv1alpha1.CleanProvisioning {
+			continue
+		}
+		name := c.policy.ProvisioningConfiguration
+		if name == "" {
+			errs = append(errs, field.Required(c.path.Child("provisioningConfiguration"), "mode provisioning needs the SwitchPortConfiguration (in the Switch's namespace) that clean ports hold"))
+			continue
+		}
+		cfg := &networkv1alpha1.SwitchPortConfiguration{}
+		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: name}, cfg)
+		switch {
+		case apierrors.IsNotFound(err):
+			warns = append(warns, fmt.Sprintf("%s: SwitchPortConfiguration %s/%s does not exist yet; ports wait in Cleaning until it does", c.path.Child("provisioningConfiguration"), sw.Namespace, name))
+		case err != nil:
+			return nil, nil, err
+		case !switchport.HasVLANs(&cfg.Spec):
+			errs = append(errs, field.Invalid(c.path.Child("provisioningConfiguration"), name, "the configuration names no VLAN (neither untaggedVLAN nor vlans)"))
+		}
+	}
+	return errs, warns, nil
 }

@@ -157,19 +157,12 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 	return errs, nil
 }
 
-// portEntry is the port's entry in its Switch, or nil for a port no Switch describes.
+// portEntry is the entry of the one Switch that names the port, or nil when none does: then
+// the port drives nothing, and only the namespace's limit bounds the link.
 func portEntry(ctx context.Context, r client.Reader, port *networkv1alpha1.SwitchPort) (*networkv1alpha1.PortInfo, error) {
-	key, ok := switchport.SwitchOf(port)
-	if !ok {
-		return nil, nil
+	v, _, err := switchport.VouchingEntry(ctx, r, port)
+	if err != nil || v == nil {
+		return nil, err
 	}
-	sw := &networkv1alpha1.Switch{}
-	if err := r.Get(ctx, key, sw); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	e, ok := sw.Spec.Ports[port.Name]
-	if !ok || switchport.EntryNamespace(sw, e) != port.Namespace {
-		return nil, nil
-	}
-	return &e, nil
+	return &v.Entry, nil
 }

@@ -20,9 +20,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,9 +37,10 @@ import (
 
 // +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switchportconfiguration,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switchportconfigurations,verbs=create;update,versions=v1alpha1,name=vswitchportconfiguration-v1alpha1.metal3.io,admissionReviewVersions=v1
 
-// ConfigurationWebhook checks a SwitchPortConfiguration: VLANs, ACLs, the namespace's
-// limit, and, for an edit, every port that links it (an edit reconfigures those ports in
-// place, so it must still fit them).
+// ConfigurationWebhook checks a SwitchPortConfiguration: VLANs, ACLs and the namespace's
+// limit. A configuration is immutable while a port links it or a Switch cleans ports to it
+// (the seed's immutable approach: CAPI rolls machines onto a new configuration while old
+// machines keep theirs).
 type ConfigurationWebhook struct {
 	Reader client.Reader
 }
@@ -46,12 +49,58 @@ var _ admission.Validator[*networkv1alpha1.SwitchPortConfiguration] = Configurat
 
 // ValidateCreate checks a new configuration.
 func (w ConfigurationWebhook) ValidateCreate(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
-	return w.validate(ctx, c, false)
+	return w.validate(ctx, c)
 }
 
-// ValidateUpdate checks an edit, against the ports that link the configuration too.
-func (w ConfigurationWebhook) ValidateUpdate(ctx context.Context, _, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
-	return w.validate(ctx, c, true)
+// ValidateUpdate refuses a spec edit of a linked configuration and checks any other edit.
+func (w ConfigurationWebhook) ValidateUpdate(ctx context.Context, old, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
+	if equality.Semantic.DeepEqual(old.Spec, c.Spec) {
+		return nil, nil
+	}
+	users, err := w.users(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) > 0 {
+		return nil, invalid(kindConfiguration, c.Name, field.ErrorList{field.Forbidden(field.NewPath("spec"), fmt.Sprintf(
+			"configuration %s is in use by %s; a configuration in use is immutable: create a new SwitchPortConfiguration and link it instead (ports move to it in place, without an outage)",
+			c.Name, strings.Join(users, ", ")))})
+	}
+	return w.validate(ctx, c)
+}
+
+// users names the SwitchPorts that link or hold the configuration and the Switches that clean
+// ports to it.
+func (w ConfigurationWebhook) users(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) ([]string, error) {
+	var out []string
+	ports := &networkv1alpha1.SwitchPortList{}
+	if err := w.Reader.List(ctx, ports, client.InNamespace(c.Namespace)); err != nil {
+		return nil, err
+	}
+	for i := range ports.Items {
+		p := &ports.Items[i]
+		linked := p.Spec.Configuration != nil && p.Spec.Configuration.Name == c.Name
+		held := p.Status.ConfigurationRef != nil && p.Status.ConfigurationRef.Name == c.Name && p.Status.ConfigurationRef.Namespace == c.Namespace
+		if linked || held {
+			out = append(out, "SwitchPort "+p.Name)
+		}
+	}
+	switches := &networkv1alpha1.SwitchList{}
+	if err := w.Reader.List(ctx, switches, client.InNamespace(c.Namespace)); err != nil {
+		return nil, err
+	}
+	for i := range switches.Items {
+		sw := &switches.Items[i]
+		uses := switchport.CleanPolicyOf(sw, "").ProvisioningConfiguration == c.Name
+		for _, e := range sw.Spec.Ports {
+			uses = uses || switchport.CleanPolicyOf(sw, e.Name).ProvisioningConfiguration == c.Name
+		}
+		if uses {
+			out = append(out, "Switch "+sw.Name+" (its provisioning configuration)")
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // ValidateDelete allows deletion: a port keeps what it applied and reports the loss.
@@ -59,7 +108,7 @@ func (ConfigurationWebhook) ValidateDelete(context.Context, *networkv1alpha1.Swi
 	return nil, nil
 }
 
-func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration, linked bool) (admission.Warnings, error) {
+func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
 	spec := field.NewPath("spec")
 	errs := validateACLs(spec.Child("acl"), c.Spec.ACL)
 	if _, err := vlan.Parse(string(c.Spec.VLANs)); err != nil {
@@ -67,6 +116,10 @@ func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.S
 	}
 	if u := c.Spec.UntaggedVLAN; u != nil && !vlan.Valid(int(*u)) {
 		errs = append(errs, field.Invalid(spec.Child("untaggedVLAN"), *u, "must be a VLAN id 1..4094"))
+	}
+	if !switchport.HasVLANs(&c.Spec) {
+		errs = append(errs, field.Required(spec.Child("untaggedVLAN"), "set spec.untaggedVLAN or spec.vlans (or both): a port with neither would stay on the switch's default, which on Open vSwitch trunks every VLAN"),
+			field.Required(spec.Child("vlans"), "set spec.vlans or spec.untaggedVLAN"))
 	}
 	if len(errs) > 0 {
 		return nil, invalid(kindConfiguration, c.Name, errs)
@@ -83,37 +136,7 @@ func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.S
 	default:
 		errs = append(errs, switchport.FitsLimit(spec, &c.Spec, limit)...)
 	}
-	if linked {
-		more, err := w.fitsLinkingPorts(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		errs = append(errs, more...)
-	}
 	return warns, invalid(kindConfiguration, c.Name, errs)
-}
-
-func (w ConfigurationWebhook) fitsLinkingPorts(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (field.ErrorList, error) {
-	ports := &networkv1alpha1.SwitchPortList{}
-	if err := w.Reader.List(ctx, ports, client.InNamespace(c.Namespace)); err != nil {
-		return nil, err
-	}
-	var errs field.ErrorList
-	for i := range ports.Items {
-		p := &ports.Items[i]
-		if p.Spec.Configuration == nil || p.Spec.Configuration.Name != c.Name {
-			continue
-		}
-		entry, err := portEntry(ctx, w.Reader, p)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range switchport.FitsPort(field.NewPath("spec"), &c.Spec, entry) {
-			e.Detail = fmt.Sprintf("linked by SwitchPort %s: %s", p.Name, e.Detail)
-			errs = append(errs, e)
-		}
-	}
-	return errs, nil
 }
 
 func validateACLs(path *field.Path, acls []networkv1alpha1.ACL) field.ErrorList {

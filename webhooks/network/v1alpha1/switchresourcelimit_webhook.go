@@ -19,6 +19,9 @@ package v1alpha1
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,12 +68,82 @@ func (w LimitWebhook) validate(ctx context.Context, l *networkv1alpha1.SwitchRes
 		errs = append(errs, field.Invalid(path, l.Spec.VLANRange, err.Error()))
 		return invalid(kindLimit, l.Name, errs)
 	}
-	used, err := switchport.UsedVLANs(ctx, w.Reader, l.Namespace)
+	sharedPath := field.NewPath("spec", "sharedVLANRange")
+	shared, err := vlan.Parse(string(l.Spec.SharedVLANRange))
+	switch {
+	case err != nil:
+		errs = append(errs, field.Invalid(sharedPath, l.Spec.SharedVLANRange, err.Error()))
+	case !shared.SubsetOf(allowed):
+		errs = append(errs, field.Invalid(sharedPath, l.Spec.SharedVLANRange, fmt.Sprintf("VLANs %s are not in spec.vlanRange", shared.Difference(allowed))))
+	}
+	claimed, err := switchport.ClaimedVLANs(ctx, w.Reader, l.Namespace)
 	if err != nil {
 		return err
 	}
-	if extra := used.Difference(allowed); !extra.IsEmpty() {
-		errs = append(errs, field.Forbidden(path, fmt.Sprintf("VLANs %s are in use on ports of the namespace; unlink them first", extra)))
+	var outside vlan.Set
+	var who []string
+	for id, users := range claimed {
+		if !allowed.Contains(id) {
+			outside.Add(id)
+			who = append(who, users...)
+		}
 	}
-	return invalid(kindLimit, l.Name, errs)
+	if !outside.IsEmpty() {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf("VLANs %s are in use or being applied on ports of the namespace (%s); unlink them first",
+			outside, strings.Join(uniqueSorted(who), ", "))))
+	}
+	more, err := w.isolated(ctx, l, allowed, shared)
+	if err != nil {
+		return err
+	}
+	return invalid(kindLimit, l.Name, append(errs, more...))
+}
+
+// isolated refuses a range that overlaps another namespace's, except on VLANs both limits
+// mark as shared, or that holds a Switch's parking VLAN.
+func (w LimitWebhook) isolated(ctx context.Context, l *networkv1alpha1.SwitchResourceLimit, allowed, shared vlan.Set) (field.ErrorList, error) {
+	var errs field.ErrorList
+	path := field.NewPath("spec", "vlanRange")
+	limits := &networkv1alpha1.SwitchResourceLimitList{}
+	if err := w.Reader.List(ctx, limits); err != nil {
+		return nil, err
+	}
+	for _, o := range limits.Items {
+		if o.Namespace == l.Namespace {
+			continue
+		}
+		theirs, err1 := vlan.Parse(string(o.Spec.VLANRange))
+		theirShared, err2 := vlan.Parse(string(o.Spec.SharedVLANRange))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		overlap := allowed.Intersect(theirs)
+		if bad := overlap.Difference(shared.Intersect(theirShared)); !bad.IsEmpty() {
+			errs = append(errs, field.Forbidden(path, fmt.Sprintf(
+				"VLANs %s are also in namespace %s's SwitchResourceLimit; namespaces may share VLANs only where both limits list them in spec.sharedVLANRange", bad, o.Namespace)))
+		}
+	}
+	switches := &networkv1alpha1.SwitchList{}
+	if err := w.Reader.List(ctx, switches); err != nil {
+		return nil, err
+	}
+	for i := range switches.Items {
+		sw := &switches.Items[i]
+		parked := []networkv1alpha1.CleanPolicy{switchport.CleanPolicyOf(sw, "")}
+		for _, e := range sw.Spec.Ports {
+			parked = append(parked, switchport.CleanPolicyOf(sw, e.Name))
+		}
+		for _, p := range parked {
+			if p.ParkingVLAN != nil && allowed.Contains(int(*p.ParkingVLAN)) {
+				errs = append(errs, field.Forbidden(path, fmt.Sprintf("VLAN %d is the parking VLAN of Switch %s/%s and must stay isolated", *p.ParkingVLAN, sw.Namespace, sw.Name)))
+				break
+			}
+		}
+	}
+	return errs, nil
+}
+
+func uniqueSorted(in []string) []string {
+	sort.Strings(in)
+	return slices.Compact(in)
 }
