@@ -74,8 +74,12 @@ func TestBatcherReportsPerPortFailure(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
 	var wg sync.WaitGroup
 	var good, bad error
-	wg.Go(func() { good = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: "good", Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}}) })
-	wg.Go(func() { bad = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: "bad", Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}}) })
+	wg.Go(func() {
+		good = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: "good", Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+	})
+	wg.Go(func() {
+		bad = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: "bad", Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+	})
 	wg.Wait()
 	if good != nil || bad == nil {
 		t.Fatalf("good=%v bad=%v", good, bad)
@@ -96,7 +100,9 @@ func TestBatcherLimitGrowsWithTheBatch(t *testing.T) {
 		var wg sync.WaitGroup
 		start := time.Now()
 		for i := range ports {
-			wg.Go(func() { _ = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}}) })
+			wg.Go(func() {
+				_ = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+			})
 		}
 		wg.Wait()
 		return time.Since(start)

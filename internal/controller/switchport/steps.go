@@ -237,4 +237,3 @@ func outsideLimit(m *machine, errs field.ErrorList) outcome {
 	return outcome{next: cleaning, reason: ReasonOutsideLimit, warn: true, then: true,
 		message: fmt.Sprintf("%s no longer fits the namespace's limit or the port's Switch entry (%v); cleaning the port", what, errs.ToAggregate())}
 }
-
