@@ -78,6 +78,9 @@ start() {
 	ssh-keygen -q -t ed25519 -N '' -f "$dir/ssh_host_ed25519_key"
 	cat >"$dir/sshd_config" <<-EOF
 		ListenAddress 127.0.0.1
+		ListenAddress 127.0.0.2
+		ListenAddress 127.0.0.3
+		ListenAddress 127.0.0.4
 		Port $sshport
 		HostKey $dir/ssh_host_ed25519_key
 		PidFile $dir/sshd.pid
@@ -93,7 +96,11 @@ start() {
 	EOF
 	/usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
 
+	# rackwire allows one AnsibleSwitch per device (address, SSH port, bridge). The lab answers
+	# on four loopback addresses, so tests can stand up to four Switches on its one bridge,
+	# each with its own ports.
 	echo "SSH_HOST=127.0.0.1"
+	echo "SSH_HOSTS=127.0.0.1 127.0.0.2 127.0.0.3 127.0.0.4"
 	echo "SSH_PORT=$sshport"
 	echo "SSH_USER=$LAB_USER"
 	echo "SSH_PASSWORD=$password"

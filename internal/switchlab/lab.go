@@ -33,8 +33,11 @@ import (
 
 // Lab is a running switch lab.
 type Lab struct {
-	Dir      string
-	Host     string
+	Dir  string
+	Host string
+	// Hosts are the loopback addresses the lab's sshd answers on: a Switch per address
+	// stands for a device of its own (rackwire allows one Switch per device).
+	Hosts    []string
 	Port     int32
 	User     string
 	Password string
@@ -76,7 +79,7 @@ func Start(root string, ports int) (*Lab, error) {
 		}
 	}
 	l := &Lab{
-		Dir: vals["OVS_RUNDIR"], Host: vals["SSH_HOST"], Port: int32(sshPort), User: vals["SSH_USER"],
+		Dir: vals["OVS_RUNDIR"], Host: vals["SSH_HOST"], Hosts: strings.Fields(vals["SSH_HOSTS"]), Port: int32(sshPort), User: vals["SSH_USER"],
 		Password: vals["SSH_PASSWORD"], HostKey: vals["SSH_HOST_KEY"], Bridge: vals["BRIDGE"],
 		AuthorizedKeys: vals["AUTHORIZED_KEYS"], script: script,
 	}
@@ -112,6 +115,45 @@ func (l *Lab) waitSSH() error {
 // Vsctl runs ovs-vsctl on the lab's switch, as an operator at the console would.
 func (l *Lab) Vsctl(args ...string) (string, error) {
 	return l.run("ovs-vsctl", append([]string{"--timeout=10"}, args...)...)
+}
+
+// Trace asks the lab's switch where a frame entering it would go (ovs-appctl ofproto/trace)
+// and returns the names of the ports it would leave on.
+func (l *Lab) Trace(flow string) ([]string, error) {
+	ctl := filepath.Join(l.Dir, "ovs-vswitchd.ctl")
+	out, err := l.run("ovs-appctl", "-t", ctl, "ofproto/trace", l.Bridge, flow)
+	if err != nil {
+		return nil, err
+	}
+	show, err := l.run("ovs-appctl", "-t", ctl, "dpif/show")
+	if err != nil {
+		return nil, err
+	}
+	// dpif/show lines read "p0 3/4: (dummy)": name, OpenFlow port, datapath port.
+	names := map[string]string{}
+	for _, line := range strings.Split(show, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		if _, dp, ok := strings.Cut(strings.TrimSuffix(f[1], ":"), "/"); ok {
+			names[dp] = f[0]
+		}
+	}
+	var ports []string
+	for _, line := range strings.Split(out, "\n") {
+		actions, ok := strings.CutPrefix(strings.TrimSpace(line), "Datapath actions:")
+		if !ok {
+			continue
+		}
+		ports = nil
+		for _, a := range strings.Split(actions, ",") {
+			if name, ok := names[strings.TrimSpace(a)]; ok {
+				ports = append(ports, name)
+			}
+		}
+	}
+	return ports, nil
 }
 
 // Ofctl runs ovs-ofctl on the lab's switch.

@@ -27,24 +27,30 @@ import (
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 )
 
+// ParkingVLAN is where the lab's Switches park clean ports.
+const ParkingVLAN = 4000
+
 // Objects are what the infra team creates for a switch of the lab: the credentials Secret,
 // the AnsibleSwitch (pinning the lab's host key) and the Switch with one SwitchPort per
-// lab port, named <name>-<port>. sshPort and password may differ from the lab's own to
+// lab port, named <name>-<port>, parking clean ports on ParkingVLAN. host is one of
+// l.Hosts: each Switch needs its own. sshPort and password may differ from the lab's own to
 // stand for a hung switch or a wrong password.
-func (l *Lab) Objects(ns, name string, sshPort int32, password string, ports ...string) []client.Object {
+func (l *Lab) Objects(ns, name, host string, sshPort int32, password string, ports ...string) []client.Object {
 	infos := map[string]networkv1alpha1.PortInfo{}
 	for _, p := range ports {
 		infos[name+"-"+p] = networkv1alpha1.PortInfo{Name: p}
 	}
 	meta := metav1.ObjectMeta{Namespace: ns, Name: name}
+	parking := networkv1alpha1.VLANID(ParkingVLAN)
 	return []client.Object{
 		&corev1.Secret{ObjectMeta: meta, StringData: map[string]string{"username": l.User, "password": password}},
 		&networkv1alpha1.AnsibleSwitch{ObjectMeta: meta, Spec: networkv1alpha1.AnsibleSwitchSpec{
-			OS: "openvswitch", IP: l.Host, Port: sshPort, Bridge: l.Bridge,
+			OS: "openvswitch", IP: host, Port: sshPort, Bridge: l.Bridge,
 			HostKeys: []string{l.HostKey}, CredentialsSecret: networkv1alpha1.SecretRef{Name: name},
 		}},
 		&networkv1alpha1.Switch{ObjectMeta: meta, Spec: networkv1alpha1.SwitchSpec{
 			Provider: networkv1alpha1.ProviderRef{Kind: "AnsibleSwitch", Name: name}, Ports: infos,
+			Clean: networkv1alpha1.CleanPolicy{ParkingVLAN: &parking},
 		}},
 	}
 }

@@ -103,6 +103,7 @@ kind: Switch
 metadata: {name: swkey}
 spec:
   provider: {kind: AnsibleSwitch, name: p}
+  clean: {parkingVLAN: 4000}
   ports:
     Port_A: {name: swp1}`, "spec.ports", "valid SwitchPort object names"),
 		Entry("switch provider of an unknown kind", `
@@ -110,7 +111,15 @@ apiVersion: metal3.io/v1alpha1
 kind: Switch
 metadata: {name: swprov}
 spec:
-  provider: {kind: NetconfSwitch, name: p}`, "spec.provider.kind", "Unsupported value"),
+  provider: {kind: NetconfSwitch, name: p}
+  clean: {parkingVLAN: 4000}`, "spec.provider.kind", "Unsupported value"),
+		Entry("switch with no parking VLAN", `
+apiVersion: metal3.io/v1alpha1
+kind: Switch
+metadata: {name: swpark}
+spec:
+  provider: {kind: AnsibleSwitch, name: p}
+  clean: {mode: deconfigured}`, "spec.clean.parkingVLAN", "never left on the switch's default"),
 		Entry("Ansible switch with an OS network-runner does not know", `
 apiVersion: metal3.io/v1alpha1
 kind: AnsibleSwitch

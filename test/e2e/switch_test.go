@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -95,9 +96,10 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 		AddReportEntry("manager log (playbook runs and errors)", strings.Join(lines, "\n"))
 	})
 
-	// newSwitch makes a Switch of the given lab ports, logging in with the password.
-	newSwitch := func(name string, port int32, password string, ports ...string) {
-		for _, o := range lab.Objects(ns, name, port, password, ports...) {
+	// newSwitch makes a Switch of the given lab ports, logging in with the password. Each
+	// Switch stands for its own device, so each takes its own address of the lab.
+	newSwitch := func(name, host string, port int32, password string, ports ...string) {
+		for _, o := range lab.Objects(ns, name, host, port, password, ports...) {
 			ExpectWithOffset(1, k8s.Create(ctx, o)).To(Succeed())
 		}
 	}
@@ -173,7 +175,7 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 	const slow = 3 * time.Minute
 
 	It("configures, edits, re-links and cleans a port, in place on the switch", func() {
-		newSwitch("leaf1", lab.Port, lab.Password, "p0", "p1")
+		newSwitch("leaf1", lab.Hosts[0], lab.Port, lab.Password, "p0", "p1")
 		Eventually(func() string {
 			sw := &networkv1alpha1.Switch{}
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "leaf1"}, sw); err != nil {
@@ -193,10 +195,12 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 		Expect(lab.Get("Port", "p0", "tag")).To(Equal("10"))
 		Expect(lab.Get("Port", "p0", "vlan_mode")).To(Equal("access"))
 
-		By("editing it")
+		By("editing it: refused while linked; a new configuration is linked in its place")
 		base := access.DeepCopy()
 		access.Spec.UntaggedVLAN = ptr.To(networkv1alpha1.VLANID(11))
-		Expect(k8s.Patch(ctx, access, client.MergeFrom(base))).To(Succeed())
+		Expect(k8s.Patch(ctx, access, client.MergeFrom(base))).To(MatchError(ContainSubstring("create a new SwitchPortConfiguration and link it")))
+		newConfig("access-11", 11, "")
+		link("leaf1-p0", "access-11")
 		Eventually(onSwitch("Port", "p0", "tag"), slow).Should(Equal("11"))
 		Eventually(state("leaf1-p0"), slow).Should(Equal(networkv1alpha1.StateActive))
 
@@ -207,13 +211,15 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 		Expect(lab.Get("Port", "p0", "vlan_mode")).To(Equal("native-untagged"))
 		Eventually(state("leaf1-p0"), slow).Should(Equal(networkv1alpha1.StateActive))
 
-		By("unlinking it")
+		By("unlinking it: parked, up, on the bridge")
 		link("leaf1-p0", "")
 		Eventually(state("leaf1-p0"), slow).Should(Equal(networkv1alpha1.StateIdle))
-		for _, col := range []string{"tag", "trunks", "vlan_mode"} {
-			Expect(lab.Get("Port", "p0", col)).To(Equal("[]"), col)
+		for col, want := range map[string]string{"tag": strconv.Itoa(switchlab.ParkingVLAN), "trunks": "[]", "vlan_mode": "access"} {
+			Expect(lab.Get("Port", "p0", col)).To(Equal(want), col)
 		}
+		Expect(lab.Get("Interface", "p0", "admin_state")).To(Equal("up"))
 		Expect(lab.Vsctl("port-to-br", "p0")).To(Equal(lab.Bridge), "the cleaned port stays on the bridge")
+		Expect(lab.Get("Port", "p1", "tag")).To(Equal(strconv.Itoa(switchlab.ParkingVLAN)), "a port never linked is parked too")
 	})
 
 	It("repairs a tag changed by hand on the switch and says so", func() {
@@ -227,14 +233,37 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 		Eventually(state("leaf1-p1"), slow).Should(Equal(networkv1alpha1.StateActive))
 	})
 
-	It("reports a wrong password by its cause and shows it nowhere", func() {
+	It("reports a wrong password by its cause, shows it nowhere, and keeps the switch's address and login from tenants", func() {
 		const wrong = "Wr0ng-Pa55word-e2e"
-		newSwitch("badpass", lab.Port, wrong, "p2")
+		newSwitch("badpass", lab.Hosts[1], lab.Port, wrong, "p2")
 		newConfig("access-40", 40, "")
 		link("badpass-p2", "access-40")
 		Eventually(condition("badpass-p2"), slow).Should(HavePrefix("AuthenticationFailed: "))
-		Expect(state("badpass-p2")()).To(Equal(networkv1alpha1.StateConfiguring))
+		Expect(state("badpass-p2")()).To(Equal(networkv1alpha1.StateCleaning), "never clean, so never Idle")
 		Expect(lab.Get("Port", "p2", "tag")).To(Equal("[]"))
+
+		By("a wrong host key: the switch is not the one the infra team pinned")
+		wrongKey := lab.Objects(ns, "wrongkey", lab.Hosts[3], lab.Port, lab.Password, "p4")
+		wrongKey[1].(*networkv1alpha1.AnsibleSwitch).Spec.HostKeys = []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIK0wmN/Cr3JXqmLW7u+g9pTh+wyqDHpSQEIQczXkVx9q"}
+		for _, o := range wrongKey {
+			Expect(k8s.Create(ctx, o)).To(Succeed())
+		}
+		Eventually(condition("wrongkey-p4"), slow).Should(Or(HavePrefix("SwitchUnreachable: "), HavePrefix("CleanFailed: ")))
+
+		By("the tenant's view names the reason, not the switch's address or login")
+		for _, p := range []string{"badpass-p2", "wrongkey-p4"} {
+			sp := &networkv1alpha1.SwitchPort{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: p}, sp)).To(Succeed())
+			b, err := json.Marshal(sp.Status)
+			Expect(err).NotTo(HaveOccurred())
+			tenantView := append([]string{string(b)}, events(p)()...)
+			for _, s := range tenantView {
+				for _, secret := range append([]string{lab.User}, lab.Hosts...) {
+					Expect(s).NotTo(ContainSubstring(secret), p)
+				}
+			}
+		}
+		Eventually(events("badpass"), slow).Should(ContainElement(HavePrefix("AuthenticationFailed: SwitchPort default/badpass-p2")), "the infra team gets the switch's own message")
 
 		var seen []string
 		log, err := os.ReadFile(env.ManagerLog)
@@ -258,11 +287,19 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 		Expect(staleRuns(work, 3*time.Minute)).To(BeEmpty(), "no inventory outlives its run (at most 30s+32*6s)")
 	})
 
+	It("runs the manager with no right to list or watch Secrets", func() {
+		kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+		for verb, want := range map[string]string{"list": "no", "watch": "no", "get": "yes"} {
+			out, _ := exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "auth", "can-i", verb, "secrets", "-n", "kube-system", "--as", "rackwire-manager").Output()
+			Expect(strings.TrimSpace(string(out))).To(Equal(want), "can-i %s secrets", verb)
+		}
+	})
+
 	It("stops a run on a hung switch at its limit and leaves no process behind", func() {
 		hung, err := switchlab.StartHungSwitch()
 		Expect(err).NotTo(HaveOccurred())
 		defer hung.Close()
-		newSwitch("hung", hung.Port(), lab.Password, "p3")
+		newSwitch("hung", lab.Host, hung.Port(), lab.Password, "p3")
 		newConfig("access-50", 50, "")
 		link("hung-p3", "access-50")
 		Eventually(condition("hung-p3"), slow).Should(HavePrefix("TimedOut: "))
@@ -277,7 +314,7 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 		for i := 8; i < 32; i++ {
 			ports = append(ports, fmt.Sprintf("p%d", i))
 		}
-		newSwitch("leaf2", lab.Port, lab.Password, ports...)
+		newSwitch("leaf2", lab.Hosts[2], lab.Port, lab.Password, ports...)
 		newConfig("access-60", 60, "")
 		Eventually(state("leaf2-p31"), slow).Should(Equal(networkv1alpha1.StateIdle))
 		before := applyRuns("leaf2")

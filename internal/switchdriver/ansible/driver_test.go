@@ -42,7 +42,7 @@ var lab *switchlab.Lab
 
 func TestMain(m *testing.M) {
 	var err error
-	lab, err = switchlab.Start("../../..", 8)
+	lab, err = switchlab.Start("../../..", 12)
 	if err != nil {
 		panic(err)
 	}
@@ -107,6 +107,9 @@ func get(t *testing.T, table, record, column string) string {
 }
 
 func vid(id int) *networkv1alpha1.VLANID { v := networkv1alpha1.VLANID(id); return &v }
+
+// parking is the clean state the tests park ports in: an access port of VLAN 4000.
+var parking = &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(4000)}
 
 func TestApplyReadAndClean(t *testing.T) {
 	f := newFixture(t)
@@ -186,15 +189,16 @@ func TestApplyReadAndClean(t *testing.T) {
 		t.Error("read p3 does not show the removed rule")
 	}
 
-	// Cleaning keeps the ports on the bridge with no VLANs, rules or record, and up.
-	res = f.apply(switchdriver.Change{Port: "p1"}, switchdriver.Change{Port: "p3"})
+	// Cleaning parks the ports on the bridge: access ports of the parking VLAN, no trunks,
+	// no rules, up, recorded as such.
+	res = f.apply(switchdriver.Change{Port: "p1", Config: parking}, switchdriver.Change{Port: "p3", Config: parking})
 	if res["p1"] != nil || res["p3"] != nil {
 		t.Fatalf("clean: %v", res)
 	}
 	for _, p := range []string{"p1", "p3"} {
-		for _, col := range []string{"tag", "trunks", "vlan_mode", "external_ids"} {
-			if v := get(t, "Port", p, col); v != "[]" && v != "{}" {
-				t.Errorf("cleaned %s still has %s %s", p, col, v)
+		for col, want := range map[string]string{"tag": "4000", "vlan_mode": "access", "trunks": "[]"} {
+			if v := get(t, "Port", p, col); v != want {
+				t.Errorf("cleaned %s has %s %s, want %s", p, col, v, want)
 			}
 		}
 	}
@@ -210,6 +214,15 @@ func TestApplyReadAndClean(t *testing.T) {
 	}
 	if flows, _ := lab.Ofctl("dump-flows", lab.Bridge, "in_port=p3"); strings.Contains(flows, "cookie=") {
 		t.Errorf("cleaned p3 keeps rules:\n%s", flows)
+	}
+	got, err = f.read("p1", "p3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"p1", "p3"} {
+		if !equality.Semantic.DeepEqual(got[p], parking) {
+			t.Errorf("read of cleaned %s = %+v, want the parking configuration", p, got[p])
+		}
 	}
 	assertNoRunLeft(t, f.work)
 }
@@ -279,8 +292,8 @@ func TestUnsupportedFeatures(t *testing.T) {
 	f := newFixture(t)
 	f.asw.Spec.OS = "eos"
 	res := f.apply(
-		switchdriver.Change{Port: "Ethernet1", Config: &networkv1alpha1.SwitchPortConfigurationSpec{ACL: []networkv1alpha1.ACL{{Type: "ipv4", Action: "deny", Protocol: "ALL"}}}},
-		switchdriver.Change{Port: "Ethernet2", Config: &networkv1alpha1.SwitchPortConfigurationSpec{Disabled: true}},
+		switchdriver.Change{Port: "Ethernet1", Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(5), ACL: []networkv1alpha1.ACL{{Type: "ipv4", Action: "deny", Protocol: "ALL"}}}},
+		switchdriver.Change{Port: "Ethernet2", Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(5), Disabled: true}},
 	)
 	for p, what := range map[string]string{"Ethernet1": "access rules", "Ethernet2": "disabling a port"} {
 		if err := res[p]; !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), what) || !strings.Contains(err.Error(), "os eos") {

@@ -35,18 +35,22 @@ import (
 type groupExec struct {
 	env []string
 	dir string
+	// cmd is the last command started, whose exit status explains a run that died early
+	// (go-ansible's own errors do not unwrap to it).
+	cmd *exec.Cmd
 }
 
-func (g groupExec) Command(name string, arg ...string) ansibleexec.Cmder {
+func (g *groupExec) Command(name string, arg ...string) ansibleexec.Cmder {
 	return ansibleexec.NewCmd(g.command(context.Background(), name, arg...))
 }
 
-func (g groupExec) CommandContext(ctx context.Context, name string, arg ...string) ansibleexec.Cmder {
+func (g *groupExec) CommandContext(ctx context.Context, name string, arg ...string) ansibleexec.Cmder {
 	return ansibleexec.NewCmd(g.command(ctx, name, arg...))
 }
 
-func (g groupExec) command(ctx context.Context, name string, arg ...string) *exec.Cmd {
+func (g *groupExec) command(ctx context.Context, name string, arg ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, arg...)
+	g.cmd = cmd
 	cmd.Env = g.env
 	cmd.Dir = g.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

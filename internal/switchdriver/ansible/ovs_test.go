@@ -34,7 +34,7 @@ func TestVLANBehaviour(t *testing.T) {
 		untagged int
 		carried  vlan.Set
 	}{
-		{"clean", nil, nil, "", 0, vlan.Set{}},
+		{"OVS default: a trunk of every VLAN", nil, nil, "", 0, all},
 		{"access", []int{10}, nil, "access", 10, vlan.Set{}},
 		{"access ignores trunks", []int{10}, []int{20}, "access", 10, vlan.Set{}},
 		{"tag without mode is access", []int{10}, nil, "", 10, vlan.Set{}},

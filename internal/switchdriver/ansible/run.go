@@ -59,10 +59,15 @@ func (d *Driver) run(ctx context.Context, name string, ports int, vars map[strin
 			ExtraVarsFile: []string{"@" + w.vars},
 		}),
 	)
+	if _, err := exec.LookPath(d.config.Playbook); err != nil {
+		return nil, fmt.Errorf("%w: %s cannot be started on this manager (%v); install Ansible and the network-runner role (hack/system-packages.sh) or set --ansible-playbook",
+			switchdriver.ErrUnavailable, d.config.Playbook, err)
+	}
 	var stdout, stderr bytes.Buffer
+	gx := &groupExec{env: w.env(d.config, d.target), dir: w.dir}
 	exe := execute.NewDefaultExecute(
 		execute.WithCmd(cmd),
-		execute.WithExecutable(groupExec{env: w.env(d.config, d.target), dir: w.dir}),
+		execute.WithExecutable(gx),
 		execute.WithOutput(jsonresults.NewJSONStdoutCallbackResults()),
 		execute.WithWrite(&stdout),
 		execute.WithWriteError(&stderr),
@@ -91,22 +96,16 @@ func (d *Driver) run(ctx context.Context, name string, ports int, vars map[strin
 		if errors.As(parseErr, &failed) {
 			return nil, parseErr
 		}
-		return nil, diedEarly(d.config.Playbook, d.target.name, runErr, stderr.String(), stdout.String())
+		return nil, diedEarly(d.config.Playbook, d.target.name, gx.cmd, stderr.String(), stdout.String())
 	}
 }
 
 // diedEarly explains a run that ended before ansible-playbook printed its JSON report: the
-// binary missing, or the program dying on its own (a broken installation, a missing role).
-func diedEarly(binary, sw string, runErr error, stderr, stdout string) error {
-	var notFound *exec.Error
-	if errors.As(runErr, &notFound) {
-		return fmt.Errorf("%w: %s cannot be started on this manager (%v); install Ansible and the network-runner role (hack/system-packages.sh) or set --ansible-playbook",
-			switchdriver.ErrUnavailable, binary, notFound.Err)
-	}
+// program dying on its own (a broken installation, a missing role).
+func diedEarly(binary, sw string, cmd *exec.Cmd, stderr, stdout string) error {
 	status := "ended"
-	var exit *exec.ExitError
-	if errors.As(runErr, &exit) {
-		status = exit.ProcessState.String()
+	if cmd != nil && cmd.ProcessState != nil {
+		status = "ended with " + cmd.ProcessState.String()
 	}
 	said := lastLines(stderr, 5)
 	if said == "" {

@@ -85,8 +85,12 @@ func BenchmarkSwitchPortsToActive(b *testing.B) {
 		seconds float64
 		runs    int
 	}
+	hosts := lab.Hosts
 	measure := func(name string, ports []string) result {
-		for _, o := range lab.Objects(ns, name, lab.Port, lab.Password, ports...) {
+		// One device per Switch: each measured Switch takes the next of the lab's addresses.
+		host := hosts[0]
+		hosts = hosts[1:]
+		for _, o := range lab.Objects(ns, name, host, lab.Port, lab.Password, ports...) {
 			must(k8s.Create(ctx, o))
 		}
 		names := make([]string, len(ports))
