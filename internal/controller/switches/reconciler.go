@@ -98,9 +98,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Message: fmt.Sprintf("every one of the %d entries has its SwitchPort", len(sw.Spec.Ports))}
 	var requeue time.Duration
 	if !sw.DeletionTimestamp.IsZero() {
-		left, err := r.retire(ctx, sw, ports, func(*networkv1alpha1.SwitchPort) bool { return true })
+		// The Switch's own ports are deleted, and so cleaned; a port of another Switch's
+		// entry that still records one of this Switch's physical ports cleans it on its own,
+		// and the Switch waits for it.
+		owned := func(p *networkv1alpha1.SwitchPort) bool {
+			ref, ok := switchport.SwitchOf(p)
+			return ok && ref == client.ObjectKeyFromObject(sw)
+		}
+		left, err := r.retire(ctx, sw, ports, owned)
 		if err != nil {
 			return ctrl.Result{}, err
+		}
+		for i := range ports {
+			if !owned(&ports[i]) {
+				left++
+			}
 		}
 		if left == 0 {
 			controllerutil.RemoveFinalizer(sw, Finalizer)
@@ -194,7 +206,7 @@ func (r *Reconciler) probe(ctx context.Context, sw *networkv1alpha1.Switch) (met
 	if err := r.Batcher.Check(ctx, client.ObjectKeyFromObject(sw), d); err != nil {
 		// Every run reads the Secret afresh, so a rotated password is tried here within
 		// the minute.
-		return notReady(switchport.FailureReason(err, ReasonProviderCheckFail), "the switch did not answer: "+err.Error()), time.Minute, provider
+		return notReady(switchport.FailureReason(err, ReasonProviderCheckFail), "checking the switch failed: "+err.Error()), time.Minute, provider
 	}
 	return metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady,
 		Message: fmt.Sprintf("provider answered; %d ports", len(sw.Spec.Ports))}, 0, provider

@@ -75,6 +75,8 @@ func FailureReason(err error, fallback string) string {
 		return ReasonSwitchUnreachable
 	case errors.Is(err, switchdriver.ErrTimeout):
 		return ReasonTimedOut
+	case errors.Is(err, switchdriver.ErrUnavailable):
+		return ReasonDriverUnavailable
 	}
 	return fallback
 }

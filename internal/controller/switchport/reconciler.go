@@ -61,6 +61,30 @@ type Reconciler struct {
 	// writer of SwitchPort status, so a cached status that differs is one the cache has not
 	// caught up with; acting on it would repeat a switch run (a second clean, say).
 	written map[types.NamespacedName]writtenStatus
+	// reads is when each physical port was last read back: a port read within the drift
+	// interval is not read again because some other object's event woke its SwitchPort.
+	reads map[string]time.Time
+}
+
+// readDue reports whether the physical port is due a read-back, and marks it read if so.
+func (r *Reconciler) readDue(t target) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reads == nil {
+		r.reads = map[string]time.Time{}
+	}
+	if last, ok := r.reads[t.key()]; ok && time.Since(last) < r.DriftInterval {
+		return false
+	}
+	r.reads[t.key()] = time.Now()
+	return true
+}
+
+// forgetRead makes the next read-back of the physical port due at once: it was just changed.
+func (r *Reconciler) forgetRead(t target) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.reads, t.key())
 }
 
 type writtenStatus struct {

@@ -106,6 +106,24 @@ var _ = Describe("switch ports safe to share", func() {
 		Expect(f.Port("port9")).To(HaveField("VLANs", BeEquivalentTo("7-10")))
 	})
 
+	It("moves an entry to another namespace: the old SwitchPort cleans the physical port before the new one takes it", func() {
+		tenant := newNamespace()
+		newLimit(tenant, "1, 6-10")
+		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"p0": {Name: "port0"}})
+		newConfiguration(ns, "web", 6, "7-10")
+		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
+		Expect(link(k8s, ns, "p0", "web")).To(Succeed())
+		Eventually(stateOf(ns, "p0")).Should(Equal(active))
+		from := len(changesTo(f))
+
+		updateSwitch("leaf", func(sw *networkv1alpha1.Switch) { sw.Spec.Ports["p0"] = networkv1alpha1.PortInfo{Name: "port0", Namespace: tenant} })
+		Eventually(func() error { return k8s.Get(ctx, key(ns, "p0"), &networkv1alpha1.SwitchPort{}) }).Should(Satisfy(apierrors.IsNotFound))
+		Eventually(stateOf(tenant, "p0")).Should(Equal(idle))
+		Expect(f.Port("port0")).To(Equal(parked()))
+		Expect(changesTo(f)[from]).To(Equal("port0:4000/"), "the first change after the move cleans the tenant configuration off")
+		Expect(port(tenant, "p0").Status.ConfigurationRef).To(BeNil())
+	})
+
 	It("never ends Active on a VLAN that the limit dropped while the run was on the switch", func() {
 		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"p0": {Name: "port0"}})
 		Eventually(stateOf(ns, "p0")).Should(Equal(idle))

@@ -78,7 +78,7 @@ func handleIdle(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return outcome{next: cleaning, reason: ReasonCleaning, event: true, then: true,
 			message: fmt.Sprintf("the clean state of port %s changed on its Switch; cleaning it again", t.port)}
 	}
-	got, read, o := r.readBack(ctx, m, t, idle)
+	got, read, o := r.readBack(ctx, m, t, idle, false)
 	if o != nil {
 		return *o
 	}
@@ -122,6 +122,8 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 		o.applied = &appliedConfig{target: t}
 		return o
 	}
+	// The next Active reconcile reads the port back: the run is checked on the switch.
+	r.forgetRead(t)
 	applied := &appliedConfig{target: t, ref: ref, spec: cfg}
 	// The limit or the port's entry may have tightened while the run was on the switch.
 	if errs := r.heldFitsSpec(ctx, m.port, cfg); errs != nil {
@@ -162,7 +164,7 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return reconfigure("configuration " + describe(ref) + " differs from what the port holds; reconfiguring in place")
 	}
 	t := m.entryTarget()
-	got, read, o := r.readBack(ctx, m, t, active)
+	got, read, o := r.readBack(ctx, m, t, active, false)
 	if o != nil {
 		return *o
 	}
@@ -221,7 +223,7 @@ func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return driverFailure(m, cleaning, ReasonCleanFailed, fmt.Sprintf("cleaning port %s failed", t.port), err)
 	}
 	clean := &appliedConfig{target: t, clean: cs.mode, ref: cs.ref, spec: cs.spec}
-	got, read, o := r.readBack(ctx, m, t, cleaning)
+	got, read, o := r.readBack(ctx, m, t, cleaning, true)
 	if o != nil {
 		o.applied = clean
 		return *o

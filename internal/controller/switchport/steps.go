@@ -104,9 +104,16 @@ func sameClean(port *networkv1alpha1.SwitchPort, cs cleanState) bool {
 	return st.Clean == cs.mode && equality.Semantic.DeepEqual(st.Configuration, cs.spec) && equality.Semantic.DeepEqual(st.ConfigurationRef, cs.ref)
 }
 
-// readBack reads a physical port from its switch. It returns false when the switch's OS has
-// no read-back: the successful run is then all there is to go by.
-func (r *Reconciler) readBack(ctx context.Context, m *machine, t target, state networkv1alpha1.SwitchPortState) (*networkv1alpha1.SwitchPortConfigurationSpec, bool, *outcome) {
+// readBack reads a physical port from its switch, at most once per drift interval unless
+// forced. It returns false when it did not read: not due, or the switch's OS has no
+// read-back (the successful run is then all there is to go by).
+func (r *Reconciler) readBack(ctx context.Context, m *machine, t target, state networkv1alpha1.SwitchPortState, force bool) (*networkv1alpha1.SwitchPortConfigurationSpec, bool, *outcome) {
+	if force {
+		r.forgetRead(t)
+	}
+	if !r.readDue(t) {
+		return nil, false, nil
+	}
 	sw := m.sw
 	if sw == nil || client.ObjectKeyFromObject(sw) != t.sw {
 		sw = &networkv1alpha1.Switch{}
@@ -123,6 +130,7 @@ func (r *Reconciler) readBack(ctx context.Context, m *machine, t target, state n
 	case errors.Is(err, switchdriver.ErrUnsupported):
 		return nil, false, nil
 	case err != nil:
+		r.forgetRead(t)
 		o := driverFailure(m, state, ReasonReadFailed, fmt.Sprintf("reading port %s back failed", t.port), err)
 		return nil, false, &o
 	}
