@@ -116,7 +116,9 @@ var _ = Describe("switch ports safe to share", func() {
 		Eventually(stateOf(ns, "p0")).Should(Equal(active))
 		from := len(changesTo(f))
 
-		updateSwitch("leaf", func(sw *networkv1alpha1.Switch) { sw.Spec.Ports["p0"] = networkv1alpha1.PortInfo{Name: "port0", Namespace: tenant} })
+		updateSwitch("leaf", func(sw *networkv1alpha1.Switch) {
+			sw.Spec.Ports["p0"] = networkv1alpha1.PortInfo{Name: "port0", Namespace: tenant}
+		})
 		Eventually(func() error { return k8s.Get(ctx, key(ns, "p0"), &networkv1alpha1.SwitchPort{}) }).Should(Satisfy(apierrors.IsNotFound))
 		Eventually(stateOf(tenant, "p0")).Should(Equal(idle))
 		Expect(f.Port("port0")).To(Equal(parked()))
