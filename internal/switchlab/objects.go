@@ -17,6 +17,7 @@ limitations under the License.
 package switchlab
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 
@@ -55,17 +56,33 @@ func (l *Lab) Objects(ns, name, host string, sshPort int32, password string, por
 	}
 }
 
-// ApplyRuns counts the apply playbook runs on a switch ("ns/name") in a manager log.
-func ApplyRuns(managerLog, sw string) (int, error) {
+// Run is one playbook run of the manager, as its log line tells it.
+type Run struct {
+	Playbook string  `json:"playbook"`
+	Ports    int     `json:"ports"`
+	Tasks    int     `json:"tasks"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// ApplyRuns lists the apply runs on a switch ("ns/name") in a manager log, in order.
+func ApplyRuns(managerLog, sw string) ([]Run, error) {
 	b, err := os.ReadFile(managerLog)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var out []Run
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, "playbook run") && strings.Contains(l, `"switch": "`+sw+`"`) && strings.Contains(l, `"playbook": "apply.yaml"`) {
-			n++
+		if !strings.Contains(l, "playbook run") || !strings.Contains(l, `"switch": "`+sw+`"`) {
+			continue
+		}
+		i := strings.IndexByte(l, '{')
+		if i < 0 {
+			continue
+		}
+		var r Run
+		if json.Unmarshal([]byte(l[i:]), &r) == nil && strings.HasPrefix(r.Playbook, "apply") {
+			out = append(out, r)
 		}
 	}
-	return n, nil
+	return out, nil
 }

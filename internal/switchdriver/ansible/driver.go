@@ -101,7 +101,11 @@ func (d *Driver) Apply(ctx context.Context, changes []switchdriver.Change) map[s
 	if len(ports) == 0 {
 		return results
 	}
-	report, err := d.run(ctx, "apply.yaml", len(ports), map[string]any{"rackwire_changes": ports})
+	playbook, vars := "apply.yaml", map[string]any{"rackwire_changes": ports}
+	if render := batchOS[d.target.os]; render != nil {
+		playbook, vars = "apply_batch.yaml", batchVars(render(d.target.bridge, ports), len(ports))
+	}
+	report, err := d.run(ctx, playbook, len(ports), vars)
 	for _, p := range ports {
 		if err != nil {
 			results[p.Port] = err
@@ -146,25 +150,17 @@ func (d *Driver) Read(ctx context.Context, ports []string) (map[string]*networkv
 	}
 	reader := readers[d.target.os]
 	if reader == nil || !d.supports(actionReadPort) {
-		return nil, fmt.Errorf("%w: os %s has no read_port playbook, so its ports cannot be read back for drift", ErrUnsupported, d.target.os)
+		return nil, fmt.Errorf("%w: os %s has no read_ports playbook, so its ports cannot be read back for drift", ErrUnsupported, d.target.os)
 	}
 	report, err := d.run(ctx, "read.yaml", len(ports), map[string]any{"rackwire_ports": ports})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*networkv1alpha1.SwitchPortConfigurationSpec, len(ports))
-	for _, p := range ports {
-		raw, ok := report[p]
-		if !ok {
-			return nil, fmt.Errorf("the read of port %s returned nothing", p)
-		}
-		spec, err := reader(p, raw)
-		if err != nil {
-			return nil, fmt.Errorf("port %s: %w", p, err)
-		}
-		out[p] = spec
+	raw, err := json.Marshal(report)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return reader(raw, ports)
 }
 
 // ErrUnsupported marks a feature that rackwire's playbooks cannot apply on a switch's OS.

@@ -27,17 +27,19 @@ import (
 	"github.com/rackwire/rackwire/internal/vlan"
 )
 
-// readers turn a read_port result into the configuration the port holds, per OS.
-var readers = map[string]func(port string, raw json.RawMessage) (*networkv1alpha1.SwitchPortConfigurationSpec, error){
+// readers turn the read_ports result of a switch into the configuration each asked-for port
+// holds, per OS.
+var readers = map[string]func(raw json.RawMessage, ports []string) (map[string]*networkv1alpha1.SwitchPortConfigurationSpec, error){
 	"openvswitch": readOVS,
 }
 
-// readOVS rebuilds the configuration of an Open vSwitch port from what the port does: its
-// VLAN settings as OVS applies them, its admin state and its OpenFlow rules. The record
-// that apply leaves in external_ids supplies the forms the switch cannot hold (the text of
-// a VLAN list, the access rules) wherever the port still behaves as the record says; where
-// it does not, the result differs from the record and the operator sees drift.
-func readOVS(port string, raw json.RawMessage) (*networkv1alpha1.SwitchPortConfigurationSpec, error) {
+// readOVS rebuilds the configuration of Open vSwitch ports from what each port does: its
+// VLAN settings as OVS applies them, its admin state and its OpenFlow rules, all from one
+// read of the switch. The record that apply leaves in external_ids supplies the forms the
+// switch cannot hold (the text of a VLAN list, the access rules) wherever the port still
+// behaves as the record says; where it does not, the result differs from the record and
+// the operator sees drift.
+func readOVS(raw json.RawMessage, ports []string) (map[string]*networkv1alpha1.SwitchPortConfigurationSpec, error) {
 	var in struct {
 		Settings []string `json:"settings"`
 		Flows    []string `json:"flows"`
@@ -46,16 +48,33 @@ func readOVS(port string, raw json.RawMessage) (*networkv1alpha1.SwitchPortConfi
 		return nil, err
 	}
 	if len(in.Settings) != 2 {
-		return nil, fmt.Errorf("expected the Port and Interface rows, got %d lines", len(in.Settings))
+		return nil, fmt.Errorf("expected the Port and Interface tables, got %d lines", len(in.Settings))
 	}
-	row, err := ovsRow(in.Settings[0])
+	rows, err := ovsRows(in.Settings[0])
 	if err != nil {
-		return nil, fmt.Errorf("the Port row: %w", err)
+		return nil, fmt.Errorf("the Port table: %w", err)
 	}
-	iface, err := ovsRow(in.Settings[1])
+	ifaces, err := ovsRows(in.Settings[1])
 	if err != nil {
-		return nil, fmt.Errorf("the Interface row: %w", err)
+		return nil, fmt.Errorf("the Interface table: %w", err)
 	}
+	out := make(map[string]*networkv1alpha1.SwitchPortConfigurationSpec, len(ports))
+	for _, p := range ports {
+		row, ok := rows[p]
+		iface, ok2 := ifaces[p]
+		if !ok || !ok2 {
+			return nil, fmt.Errorf("port %s: no such port on the switch", p)
+		}
+		spec, err := ovsPortSpec(p, row, iface, in.Flows)
+		if err != nil {
+			return nil, fmt.Errorf("port %s: %w", p, err)
+		}
+		out[p] = spec
+	}
+	return out, nil
+}
+
+func ovsPortSpec(port string, row, iface map[string]any, flows []string) (*networkv1alpha1.SwitchPortConfigurationSpec, error) {
 	tags, trunks := ovsInts(row["tag"]), ovsInts(row["trunks"])
 	mode := ovsString(row["vlan_mode"])
 	var record *networkv1alpha1.SwitchPortConfigurationSpec
@@ -77,7 +96,7 @@ func readOVS(port string, raw json.RawMessage) (*networkv1alpha1.SwitchPortConfi
 		if want, err := vlan.Parse(string(record.VLANs)); err == nil && want == carried {
 			got.VLANs = record.VLANs
 		}
-		if sameFlows(port, record.ACL, in.Flows) {
+		if sameFlows(port, record.ACL, flows) {
 			got.ACL = record.ACL
 		}
 	}
@@ -117,7 +136,7 @@ func vlanBehaviour(tags, trunks []int, mode string) (untagged int, carried vlan.
 }
 
 // sameFlows reports whether the port holds exactly the OpenFlow rules the record renders,
-// counted by the port's cookie (ovs-ofctl prints flows in its own canonical form).
+// counted by the port's cookie and in_port (ovs-ofctl prints flows in its own canonical form).
 func sameFlows(port string, acls []networkv1alpha1.ACL, dumped []string) bool {
 	rules, err := rulesOf(acls)
 	if err != nil {
@@ -130,15 +149,26 @@ func sameFlows(port string, acls []networkv1alpha1.ACL, dumped []string) bool {
 	mark := fmt.Sprintf("cookie=%#x,", cookieOf(port))
 	n := 0
 	for _, l := range dumped {
-		if strings.Contains(l, mark) {
+		if strings.Contains(l, mark) && onPort(l, port) {
 			n++
 		}
 	}
 	return n == len(want)
 }
 
-// ovsRow reads the single row of `ovs-vsctl --format=json list`.
-func ovsRow(line string) (map[string]any, error) {
+// onPort reports whether a dumped flow matches in_port=port (ovs-ofctl --names quotes a name
+// that needs it).
+func onPort(flow, port string) bool {
+	for _, m := range []string{"in_port=" + port + ",", "in_port=" + port + " ", `in_port="` + port + `"`} {
+		if strings.Contains(flow, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// ovsRows reads the rows of `ovs-vsctl --format=json list`, by their name column.
+func ovsRows(line string) (map[string]map[string]any, error) {
 	var t struct {
 		Data     [][]any  `json:"data"`
 		Headings []string `json:"headings"`
@@ -146,14 +176,22 @@ func ovsRow(line string) (map[string]any, error) {
 	if err := json.Unmarshal([]byte(line), &t); err != nil {
 		return nil, err
 	}
-	if len(t.Data) != 1 || len(t.Data[0]) != len(t.Headings) {
-		return nil, errors.New("not exactly one row")
+	out := map[string]map[string]any{}
+	for _, d := range t.Data {
+		if len(d) != len(t.Headings) {
+			return nil, errors.New("a row does not match the headings")
+		}
+		row := map[string]any{}
+		for i, h := range t.Headings {
+			row[h] = d[i]
+		}
+		name := ovsString(row["name"])
+		if name == "" {
+			return nil, errors.New("a row has no name")
+		}
+		out[name] = row
 	}
-	row := map[string]any{}
-	for i, h := range t.Headings {
-		row[h] = t.Data[0][i]
-	}
-	return row, nil
+	return out, nil
 }
 
 // ovsAtoms unwraps OVSDB's JSON: a bare atom, or ["set", [atoms]].

@@ -18,6 +18,7 @@ package ansible
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -58,28 +59,35 @@ func TestReadOVSKeepsTheRecordedForm(t *testing.T) {
 	raw := func(trunks string) json.RawMessage {
 		b, _ := json.Marshal(map[string][]string{
 			"settings": {
-				`{"data":[[["set",[]],["set",[` + trunks + `]],"trunk",["map",[["rackwire-config",` + string(ext) + `]]]]],"headings":["tag","trunks","vlan_mode","external_ids"]}`,
-				`{"data":[["up"]],"headings":["admin_state"]}`,
+				`{"data":[["p1",["set",[]],["set",[` + trunks + `]],"trunk",["map",[["rackwire-config",` + string(ext) + `]]]],` +
+					`["p2",["set",[]],["set",[]],["set",[]],["map",[]]]],"headings":["name","tag","trunks","vlan_mode","external_ids"]}`,
+				`{"data":[["p1","up"],["p2","up"]],"headings":["name","admin_state"]}`,
 			},
 			"flows": {"NXST_FLOW reply (xid=0x4):"},
 		})
 		return b
 	}
-	got, err := readOVS("p1", raw("20,21,22"))
+	got, err := readOVS(raw("20,21,22"), []string{"p1", "p2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.VLANs != "20, 21-22" || got.UntaggedVLAN != nil || got.Disabled {
-		t.Errorf("unchanged port read as %+v", got)
+	if p := got["p1"]; p.VLANs != "20, 21-22" || p.UntaggedVLAN != nil || p.Disabled {
+		t.Errorf("unchanged port read as %+v", p)
 	}
-	got, err = readOVS("p1", raw("20,21"))
+	if p := got["p2"]; p.VLANs != "1-4094" {
+		t.Errorf("a port on OVS's default reads as %+v; it trunks every VLAN", p)
+	}
+	got, err = readOVS(raw("20,21"), []string{"p1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.VLANs != "20-21" {
-		t.Errorf("a trunk removed by hand reads as %q", got.VLANs)
+	if got["p1"].VLANs != "20-21" {
+		t.Errorf("a trunk removed by hand reads as %q", got["p1"].VLANs)
 	}
-	if _, err := readOVS("p1", json.RawMessage(`{"settings":["{}"]}`)); err == nil {
+	if _, err := readOVS(raw("20"), []string{"p9"}); err == nil || !strings.Contains(err.Error(), "port p9") {
+		t.Errorf("a port missing from the read: %v", err)
+	}
+	if _, err := readOVS(json.RawMessage(`{"settings":["{}"]}`), []string{"p1"}); err == nil {
 		t.Error("a truncated read was accepted")
 	}
 }

@@ -77,7 +77,7 @@ func (d *Driver) run(ctx context.Context, name string, ports int, vars map[strin
 	w.closeMasters()
 	defer func() {
 		d.config.Log.Info("playbook run", "switch", d.target.name, "playbook", name, "ports", ports,
-			"seconds", time.Since(start).Seconds(), "error", err)
+			"tasks", taskCount(stdout.Bytes()), "seconds", time.Since(start).Seconds(), "error", err)
 	}()
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -166,6 +166,27 @@ func reportOf(out []byte) (map[string]json.RawMessage, error) {
 		return nil, stop
 	}
 	return nil, errors.New("the playbook ended without a report")
+}
+
+// taskCount is how many tasks a run executed, as its JSON callback lists them: the cost of a
+// run grows with it, not with the ports (test/bench/switches).
+func taskCount(out []byte) int {
+	var results struct {
+		Plays []struct {
+			Tasks []json.RawMessage `json:"tasks"`
+		} `json:"plays"`
+	}
+	if i := bytes.IndexByte(out, '{'); i > 0 {
+		out = out[i:]
+	}
+	if json.Unmarshal(out, &results) != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range results.Plays {
+		n += len(p.Tasks)
+	}
+	return n
 }
 
 // message renders a task's msg, which Ansible gives as a string or any JSON value.

@@ -37,7 +37,7 @@ const (
 	actionACL      = "conf_acl"
 	actionState    = "set_port_state"
 	actionRecord   = "record_port"
-	actionReadPort = "read_port"
+	actionReadPort = "read_ports"
 	actionCheck    = "check"
 )
 
