@@ -121,8 +121,11 @@ func record(port *networkv1alpha1.SwitchPort, o outcome) {
 	st.State = o.next
 	st.ObservedGeneration = port.Generation
 	if a := o.applied; a != nil {
-		st.Switch = &networkv1alpha1.SwitchRef{Namespace: a.target.sw.Namespace, Name: a.target.sw.Name}
-		st.PortName = a.target.port
+		st.Switch, st.PortName = nil, ""
+		if a.target.port != "" {
+			st.Switch = &networkv1alpha1.SwitchRef{Namespace: a.target.sw.Namespace, Name: a.target.sw.Name}
+			st.PortName = a.target.port
+		}
 		st.Clean = a.clean
 		st.ConfigurationRef = a.ref.DeepCopy()
 		st.Configuration = a.spec.DeepCopy()
