@@ -191,7 +191,28 @@ func (r *Reconciler) check(ctx context.Context, sw *networkv1alpha1.Switch) (met
 	return cond, requeue
 }
 
+// ReasonCircuitOpen: the switch failed several runs in a row and is left alone for a while.
+const ReasonCircuitOpen = "CircuitOpen"
+
+// probe checks the switch through its queue: the check is handed over, and the Switch is
+// woken when the run that carries it ends, so a hung switch holds no worker. While the
+// check is on its way the condition stays as it was.
 func (r *Reconciler) probe(ctx context.Context, sw *networkv1alpha1.Switch) (metav1.Condition, time.Duration, *networkv1alpha1.AnsibleSwitch) {
+	key := client.ObjectKeyFromObject(sw)
+	if failed, until := r.Batcher.Breaker(key); time.Now().Before(until) {
+		return notReady(ReasonCircuitOpen, fmt.Sprintf("%d runs in a row failed (see the Events); the next run on the switch starts at %s",
+			failed, until.UTC().Format(time.RFC3339))), time.Until(until) + time.Second, nil
+	}
+	err, done, pending := r.Batcher.TakeCheck(key)
+	switch {
+	case pending:
+		return r.current(sw), 0, nil
+	case done && err != nil:
+		return notReady(switchport.FailureReason(err, ReasonProviderCheckFail), "checking the switch failed: "+err.Error()), time.Minute, r.provider(ctx, sw)
+	case done:
+		return metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady,
+			Message: fmt.Sprintf("provider answered; %d ports", len(sw.Spec.Ports))}, 0, r.provider(ctx, sw)
+	}
 	d, provider, reason, err := switchport.Resolve(ctx, r.Client, r.Secrets, sw, r.Drivers)
 	switch {
 	case reason == switchport.ReasonCredentialsNotFound:
@@ -203,13 +224,25 @@ func (r *Reconciler) probe(ctx context.Context, sw *networkv1alpha1.Switch) (met
 		// does not come back at all.
 		return notReady(reason, err.Error()), 0, provider
 	}
-	if err := r.Batcher.Check(ctx, client.ObjectKeyFromObject(sw), d); err != nil {
-		// Every run reads the Secret afresh, so a rotated password is tried here within
-		// the minute.
-		return notReady(switchport.FailureReason(err, ReasonProviderCheckFail), "checking the switch failed: "+err.Error()), time.Minute, provider
+	// Every run reads the Secret afresh, so a rotated password is tried by the next check.
+	r.Batcher.SubmitCheck(key, d)
+	return r.current(sw), 0, nil
+}
+
+// current is the Switch's Ready condition as it stands, Unknown before the first check.
+func (r *Reconciler) current(sw *networkv1alpha1.Switch) metav1.Condition {
+	if c := meta.FindStatusCondition(sw.Status.Conditions, networkv1alpha1.ConditionReady); c != nil && c.Reason != ReasonDeleting {
+		return *c
 	}
-	return metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady,
-		Message: fmt.Sprintf("provider answered; %d ports", len(sw.Spec.Ports))}, 0, provider
+	return metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionUnknown, Reason: "Checking", Message: "the switch is being checked"}
+}
+
+func (r *Reconciler) provider(ctx context.Context, sw *networkv1alpha1.Switch) *networkv1alpha1.AnsibleSwitch {
+	a := &networkv1alpha1.AnsibleSwitch{}
+	if r.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: sw.Spec.Provider.Name}, a) != nil {
+		return nil
+	}
+	return a
 }
 
 // portsOf lists the SwitchPorts the Switch made, in any namespace, and those whose status

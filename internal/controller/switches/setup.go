@@ -20,6 +20,8 @@ import (
 	"context"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -29,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controller/switchport"
@@ -87,6 +90,9 @@ func SetupWith(mgr ctrl.Manager, o switchport.Options) error {
 	})
 	if err := ctrl.NewControllerManagedBy(mgr).
 		For(&networkv1alpha1.Switch{}, builder.WithPredicates(specOrLife)).
+		WatchesRawSource(source.Channel(switchport.Wakes(o.Batcher, "switch", func(n types.NamespacedName) client.Object {
+			return &networkv1alpha1.Switch{ObjectMeta: metav1.ObjectMeta{Namespace: n.Namespace, Name: n.Name}}
+		}), &handler.EnqueueRequestForObject{})).
 		Watches(&networkv1alpha1.SwitchPort{}, handler.EnqueueRequestsFromMapFunc(switchOfPort), builder.WithPredicates(portsComeAndGo)).
 		Watches(&networkv1alpha1.AnsibleSwitch{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, a client.Object) []reconcile.Request {
 			return switchRequests(switchport.SwitchesOfProvider(ctx, c, a.GetNamespace(), a.GetName()))

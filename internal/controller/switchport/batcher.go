@@ -18,20 +18,43 @@ package switchport
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/switchdriver"
 )
 
-// request is one port's wish, waiting for the next run on its switch.
-type request struct {
-	change *switchdriver.Change // nil for a read
-	port   string
-	done   chan result
+// opKind is what a request asks of a switch.
+type opKind int
+
+const (
+	opApply opKind = iota
+	opRead
+	opCheck
+)
+
+// op is one request: a change of a port, a read of a port, or a check of the switch.
+type op struct {
+	kind   opKind
+	change switchdriver.Change // port and config, for opApply; port, for opRead
+}
+
+func applyOp(c switchdriver.Change) op { return op{kind: opApply, change: c} }
+func readOp(port string) op            { return op{kind: opRead, change: switchdriver.Change{Port: port}} }
+
+var checkOp = op{kind: opCheck}
+
+func (o op) same(p op) bool {
+	return o.kind == p.kind && o.change.Port == p.change.Port && equality.Semantic.DeepEqual(o.change.Config, p.change.Config)
 }
 
 type result struct {
@@ -39,53 +62,111 @@ type result struct {
 	read *networkv1alpha1.SwitchPortConfigurationSpec
 }
 
+// ticket is the one request a requester (a SwitchPort, a Switch) has on a switch.
+type ticket struct {
+	key     string
+	op      op
+	running bool
+	done    bool
+	out     result
+	// waiter gets the result of a synchronous call.
+	waiter chan result
+}
+
 // switchQueue holds the requests of one switch. Only its runner goroutine calls the
 // driver, so one switch is never driven by two calls at once.
 type switchQueue struct {
 	driver  switchdriver.Driver
-	pending []request
+	pending []*ticket
 	running bool
+	// failed counts the runs in a row that failed as a whole; past the Batcher's threshold
+	// no run starts before openUntil (the circuit breaker).
+	failed    int
+	openUntil time.Time
+	lastErr   error
 }
 
-// Batcher coalesces the changes to the ports of one switch into one driver call. A run
-// collects requests for Window, so the port reconciles of a burst (48 ports linked by one
-// kubectl apply) meet in one call instead of one playbook each; switches run in parallel.
+// Batcher coalesces the requests of one switch into one driver call, and decouples them from
+// the reconciles that make them: a reconcile hands its request over and returns, and it is
+// woken when the run that carries the request ends. A hung switch therefore holds no
+// reconcile worker, and costs its ports one run limit, not one per port. A run collects
+// requests for Window, so the ports of a burst meet in one run; switches run in parallel.
 type Batcher struct {
 	Window  time.Duration
 	Timeout time.Duration
 	// PerPort extends a call's limit for each port in it: a run's length grows with its
 	// batch, and a limit fit for 24 ports would leave a hung switch hanging for long.
 	PerPort time.Duration
+	// BreakAfter whole-run failures in a row (unreachable, refused login, timed out) open a
+	// switch's circuit: no run starts on it for BreakBase, doubling up to BreakMax, and its
+	// requests fail at once with ErrCircuitOpen meanwhile.
+	BreakAfter          int
+	BreakBase, BreakMax time.Duration
 
-	mu     sync.Mutex
-	queues map[types.NamespacedName]*switchQueue
+	mu      sync.Mutex
+	queues  map[types.NamespacedName]*switchQueue
+	tickets map[string]*ticket
+	wake    map[string]func(types.NamespacedName)
+	syncs   atomic.Int64
 }
 
 // NewBatcher returns a Batcher; timeout bounds each driver call.
 func NewBatcher(window, timeout time.Duration) *Batcher {
-	return &Batcher{Window: window, Timeout: timeout, queues: map[types.NamespacedName]*switchQueue{}}
+	return &Batcher{
+		Window: window, Timeout: timeout, BreakAfter: 3, BreakBase: 30 * time.Second, BreakMax: 10 * time.Minute,
+		queues: map[types.NamespacedName]*switchQueue{}, tickets: map[string]*ticket{}, wake: map[string]func(types.NamespacedName){},
+	}
 }
 
-// Apply waits for the change to be made on the switch, in a run shared with other ports.
-func (b *Batcher) Apply(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, c switchdriver.Change) error {
-	r := b.submit(ctx, sw, d, request{change: &c, port: c.Port})
-	return r.err
-}
+// ErrCircuitOpen is the error of requests made while a switch's circuit is open.
+var ErrCircuitOpen = errors.New("circuit open")
 
-// Check asks the switch whether it answers with its credentials, between runs of ports.
-func (b *Batcher) Check(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver) error {
-	return b.submit(ctx, sw, d, request{}).err
-}
-
-// Read returns what the switch holds for the port, read in a run shared with other ports.
-func (b *Batcher) Read(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, port string) (*networkv1alpha1.SwitchPortConfigurationSpec, error) {
-	r := b.submit(ctx, sw, d, request{port: port})
-	return r.read, r.err
-}
-
-func (b *Batcher) submit(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, r request) result {
-	r.done = make(chan result, 1)
+// OnDone registers who to wake when a request of a requester kind ("port", "switch") ends.
+func (b *Batcher) OnDone(kind string, wake func(types.NamespacedName)) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.wake[kind] = wake
+}
+
+func requester(kind string, n types.NamespacedName) string {
+	return kind + "/" + n.Namespace + "/" + n.Name
+}
+
+// Take returns the result of a requester's request once a run has ended it, and forgets
+// it. pending is true while the request waits for, or is in, a run.
+func (b *Batcher) Take(key string, o op) (out result, done, pending bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.tickets[key]
+	switch {
+	case t == nil || !t.op.same(o):
+		return result{}, false, false
+	case t.done:
+		delete(b.tickets, key)
+		return t.out, true, false
+	}
+	return result{}, false, true
+}
+
+// Submit hands a request to the switch's next run. It replaces the requester's earlier
+// request: a waiting one is dropped, a running one ends unheard.
+func (b *Batcher) Submit(key string, sw types.NamespacedName, d switchdriver.Driver, o op) {
+	b.submit(&ticket{key: key, op: o}, sw, d)
+}
+
+func (b *Batcher) submit(t *ticket, sw types.NamespacedName, d switchdriver.Driver) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old := b.tickets[t.key]; old != nil && !old.running && !old.done {
+		q := b.queues[sw]
+		for i, p := range q.pending {
+			if p == old {
+				q.pending = append(q.pending[:i], q.pending[i+1:]...)
+				break
+			}
+		}
+	}
+	b.tickets[t.key] = t
 	q := b.queues[sw]
 	if q == nil {
 		q = &switchQueue{}
@@ -93,17 +174,63 @@ func (b *Batcher) submit(ctx context.Context, sw types.NamespacedName, d switchd
 	}
 	// The newest driver wins: it carries the newest credentials.
 	q.driver = d
-	q.pending = append(q.pending, r)
+	q.pending = append(q.pending, t)
 	if !q.running {
 		q.running = true
 		go b.run(sw, q)
 	}
-	b.mu.Unlock()
+}
+
+// TakeCheck returns the result of the Switch's check once a run has ended it.
+func (b *Batcher) TakeCheck(sw types.NamespacedName) (err error, done, pending bool) {
+	res, done, pending := b.Take(requester("switch", sw), checkOp)
+	return res.err, done, pending
+}
+
+// SubmitCheck hands a check of the Switch to its next run; the Switch is woken when it ends.
+func (b *Batcher) SubmitCheck(sw types.NamespacedName, d switchdriver.Driver) {
+	b.Submit(requester("switch", sw), sw, d, checkOp)
+}
+
+// Breaker reports a switch's failed runs in a row and, while its circuit is open, until when.
+func (b *Batcher) Breaker(sw types.NamespacedName) (failed int, openUntil time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if q := b.queues[sw]; q != nil {
+		return q.failed, q.openUntil
+	}
+	return 0, time.Time{}
+}
+
+// Apply makes a change on the switch and waits for it, in a run shared with other requests.
+func (b *Batcher) Apply(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, c switchdriver.Change) error {
+	return b.wait(ctx, sw, d, applyOp(c)).err
+}
+
+// Check asks the switch whether it answers with its credentials, and waits for it.
+func (b *Batcher) Check(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver) error {
+	return b.wait(ctx, sw, d, checkOp).err
+}
+
+// Read returns what the switch holds for the port, waiting for the run that reads it.
+func (b *Batcher) Read(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, port string) (*networkv1alpha1.SwitchPortConfigurationSpec, error) {
+	r := b.wait(ctx, sw, d, readOp(port))
+	return r.read, r.err
+}
+
+func (b *Batcher) wait(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, o op) result {
+	t := &ticket{key: "sync/" + strconv.FormatInt(b.syncs.Add(1), 10), op: o, waiter: make(chan result, 1)}
+	b.submit(t, sw, d)
 	select {
-	case res := <-r.done:
+	case res := <-t.waiter:
 		return res
 	case <-ctx.Done():
-		// The run still happens; its result is dropped and the next reconcile reads it back.
+		// The run still happens; its result is dropped.
+		b.mu.Lock()
+		if b.tickets[t.key] == t {
+			delete(b.tickets, t.key)
+		}
+		b.mu.Unlock()
 		return result{err: ctx.Err()}
 	}
 }
@@ -117,36 +244,112 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 		q.pending = nil
 		if len(batch) == 0 {
 			q.running = false
-			delete(b.queues, sw)
+			if q.failed == 0 {
+				delete(b.queues, sw)
+			}
 			b.mu.Unlock()
 			return
 		}
+		var results []result
+		open := time.Now().Before(q.openUntil)
+		if open {
+			err := fmt.Errorf("%w: switch %s failed %d runs in a row, the last with: %w; the next run starts at %s",
+				ErrCircuitOpen, sw, q.failed, q.lastErr, q.openUntil.UTC().Format(time.RFC3339))
+			for range batch {
+				results = append(results, result{err: err})
+			}
+		}
+		for _, t := range batch {
+			t.running = true
+		}
 		b.mu.Unlock()
-		b.drive(d, batch)
+		if !open {
+			results = b.drive(d, batch)
+		}
+		b.finish(sw, q, batch, results, !open)
 	}
 }
 
-func (b *Batcher) drive(d switchdriver.Driver, batch []request) {
+// finish hands the results to their requesters and keeps the switch's breaker.
+func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticket, results []result, ran bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ran {
+		if wholeRunFailed(results) {
+			q.failed++
+			q.lastErr = results[0].err
+			if q.failed >= b.BreakAfter && b.BreakAfter > 0 {
+				q.openUntil = time.Now().Add(min(b.BreakBase<<min(q.failed-b.BreakAfter, 16), b.BreakMax))
+				// The Switch says so in its condition.
+				if wake := b.wake["switch"]; wake != nil {
+					go wake(sw)
+				}
+			}
+		} else {
+			q.failed, q.openUntil, q.lastErr = 0, time.Time{}, nil
+		}
+	}
+	for i, t := range batch {
+		t.running, t.done, t.out = false, true, results[i]
+		if t.waiter != nil {
+			t.waiter <- t.out
+			delete(b.tickets, t.key)
+			continue
+		}
+		if b.tickets[t.key] != t {
+			continue // superseded while it ran
+		}
+		kind, name := splitRequester(t.key)
+		if wake := b.wake[kind]; wake != nil {
+			go wake(name)
+		}
+	}
+}
+
+// wholeRunFailed reports whether a run failed as a whole, the switch not answering.
+func wholeRunFailed(results []result) bool {
+	if len(results) == 0 {
+		return false
+	}
+	for _, r := range results {
+		if !errors.Is(r.err, switchdriver.ErrUnreachable) && !errors.Is(r.err, switchdriver.ErrTimeout) && !errors.Is(r.err, switchdriver.ErrAuthentication) {
+			return false
+		}
+	}
+	return true
+}
+
+func splitRequester(key string) (string, types.NamespacedName) {
+	parts := strings.SplitN(key, "/", 3)
+	if len(parts) != 3 {
+		return key, types.NamespacedName{}
+	}
+	return parts[0], types.NamespacedName{Namespace: parts[1], Name: parts[2]}
+}
+
+// drive makes one driver call (an apply, then a read or check) for a batch and returns each
+// ticket's result.
+func (b *Batcher) drive(d switchdriver.Driver, batch []*ticket) []result {
 	ctx, cancel := context.WithTimeout(context.Background(), b.Timeout+time.Duration(len(batch))*b.PerPort)
 	defer cancel()
 	var changes []switchdriver.Change
 	var reads []string
 	check := false
-	// The last change of a port wins: its reconcile saw the newest spec.
+	// The last change of a physical port wins: its request is the newest.
 	last := map[string]int{}
-	for i, r := range batch {
-		switch {
-		case r.change != nil:
-			last[r.port] = i
-		case r.port != "":
-			reads = append(reads, r.port)
-		default:
+	for i, t := range batch {
+		switch t.op.kind {
+		case opApply:
+			last[t.op.change.Port] = i
+		case opRead:
+			reads = append(reads, t.op.change.Port)
+		case opCheck:
 			check = true
 		}
 	}
-	for i, r := range batch {
-		if r.change != nil && last[r.port] == i {
-			changes = append(changes, *r.change)
+	for i, t := range batch {
+		if t.op.kind == opApply && last[t.op.change.Port] == i {
+			changes = append(changes, t.op.change)
 		}
 	}
 	var applied map[string]error
@@ -158,18 +361,20 @@ func (b *Batcher) drive(d switchdriver.Driver, batch []request) {
 	if len(reads) > 0 || check {
 		got, readErr = d.Read(ctx, reads)
 	}
-	for i, r := range batch {
+	out := make([]result, len(batch))
+	for i, t := range batch {
 		switch {
-		case r.change == nil:
-			r.done <- result{read: got[r.port], err: readErr}
-		case last[r.port] != i:
-			r.done <- result{err: errSuperseded}
+		case t.op.kind != opApply:
+			out[i] = result{read: got[t.op.change.Port], err: readErr}
+		case last[t.op.change.Port] != i:
+			out[i] = result{err: errSuperseded}
 		default:
-			err, ok := applied[r.port]
+			err, ok := applied[t.op.change.Port]
 			if !ok {
 				err = errNoAnswer
 			}
-			r.done <- result{err: err}
+			out[i] = result{err: err}
 		}
 	}
+	return out
 }

@@ -100,6 +100,11 @@ type outcome struct {
 	requeue time.Duration
 	// applied replaces the status record (where and what) when set.
 	applied *appliedConfig
+	// pending marks a request on its way to the switch: nothing is known of its outcome yet,
+	// so the Failed condition stays as it is.
+	pending bool
+	// keep leaves the status as it is: the port waits out a backoff.
+	keep bool
 	// detail is the driver's full error: it names the switch's address and login, so it
 	// goes on the Switch and the AnsibleSwitch (the infra team's), never on the SwitchPort.
 	detail string
@@ -150,7 +155,9 @@ func record(port *networkv1alpha1.SwitchPort, o outcome) {
 	}
 	meta.SetStatusCondition(&st.Conditions, ready)
 	meta.SetStatusCondition(&st.Conditions, configured)
-	meta.SetStatusCondition(&st.Conditions, failed)
+	if !o.pending {
+		meta.SetStatusCondition(&st.Conditions, failed)
+	}
 }
 
 func eventType(o outcome) string {

@@ -57,6 +57,8 @@ type Reconciler struct {
 
 	mu       sync.Mutex
 	failures map[types.NamespacedName]int
+	// notBefore is when a port that failed may next send a request to its switch.
+	notBefore map[types.NamespacedName]time.Time
 	// written is the status each port was last given here. This reconciler is the only
 	// writer of SwitchPort status, so a cached status that differs is one the cache has not
 	// caught up with; acting on it would repeat a switch run (a second clean, say).
@@ -169,6 +171,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if o.gone {
 			return ctrl.Result{}, nil
 		}
+		if o.keep {
+			break
+		}
 		r.note(m, state, o)
 		if !o.then || o.next == state {
 			break
@@ -204,6 +209,12 @@ func heldClean(port *networkv1alpha1.SwitchPort) bool {
 	return !ok || port.Status.Clean != ""
 }
 
+// heldUnknown reports whether the physical port may hold anything: a run that did not report.
+func heldUnknown(port *networkv1alpha1.SwitchPort) bool {
+	_, ok := recordOf(port)
+	return ok && port.Status.Clean == "" && port.Status.Configuration == nil
+}
+
 // holdsTenant reports whether the physical port holds a tenant's configuration.
 func holdsTenant(port *networkv1alpha1.SwitchPort) bool {
 	_, ok := recordOf(port)
@@ -233,8 +244,13 @@ func (r *Reconciler) note(m *machine, from networkv1alpha1.SwitchPortState, o ou
 func (r *Reconciler) after(key types.NamespacedName, o outcome) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !o.retry {
+	switch {
+	case o.pending || o.keep:
+		// A request on its way or a backoff still running says nothing new of failures.
+		return o.requeue
+	case !o.retry:
 		delete(r.failures, key)
+		delete(r.notBefore, key)
 		return o.requeue
 	}
 	n := r.failures[key]
@@ -243,7 +259,19 @@ func (r *Reconciler) after(key types.NamespacedName, o outcome) time.Duration {
 	if d <= 0 || d > r.RetryMax {
 		d = r.RetryMax
 	}
+	if r.notBefore == nil {
+		r.notBefore = map[types.NamespacedName]time.Time{}
+	}
+	r.notBefore[key] = time.Now().Add(d)
 	return d
+}
+
+// backoff is how long the port must still wait before its next switch run after a failure:
+// its own status changes wake it at once, and must not hurry a failing switch.
+func (r *Reconciler) backoff(key types.NamespacedName) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Until(r.notBefore[key])
 }
 
 // load finds the one Switch entry that names the port. A port's status written before

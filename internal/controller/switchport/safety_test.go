@@ -152,7 +152,7 @@ var _ = Describe("switch ports safe to share", func() {
 			And(ContainSubstring("VLAN"), ContainSubstring("300"), Or(HavePrefix("False/OutsideLimit"), HavePrefix("False/InvalidConfiguration"))))
 		Eventually(onSwitch(f, "port0")).Should(Equal(parked()))
 		Consistently(stateOf(ns, "p0"), 3*time.Second).ShouldNot(Equal(active))
-		Eventually(eventReasons(ns, "p0")).Should(ContainElement(And(HavePrefix("OutsideLimit"), ContainSubstring("300"))))
+		Eventually(eventReasons(ns, "p0")).Should(ContainElement(And(Or(HavePrefix("OutsideLimit"), HavePrefix("InvalidConfiguration")), ContainSubstring("300"))))
 	})
 
 	It("cleans an Active port whose Switch entry tightens, naming the VLANs now outside", func() {

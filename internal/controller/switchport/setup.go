@@ -20,13 +20,16 @@ import (
 	"context"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/switchdriver"
@@ -56,9 +59,12 @@ type Options struct {
 	// Batcher serialises the calls on each switch; the Switch reconciler's provider checks
 	// go through the same one.
 	Batcher *Batcher
-	// Workers is how many ports reconcile at once; a port waits for its switch run, so
-	// this bounds how many ports one run can batch.
+	// Workers is how many ports reconcile at once. No reconcile waits for a switch run: it
+	// hands its request over and is woken when the run ends.
 	Workers int
+	// BreakAfter, BreakBase and BreakMax tune each switch's circuit breaker (see Batcher).
+	BreakAfter          int
+	BreakBase, BreakMax time.Duration
 }
 
 // WithDefaults fills in the production value of every unset option.
@@ -79,6 +85,15 @@ func (o Options) WithDefaults() Options {
 	if o.Batcher == nil {
 		o.Batcher = NewBatcher(o.Window, o.DriverTimeout)
 		o.Batcher.PerPort = o.DriverTimeoutPerPort
+		if o.BreakAfter > 0 {
+			o.Batcher.BreakAfter = o.BreakAfter
+		}
+		if o.BreakBase > 0 {
+			o.Batcher.BreakBase = o.BreakBase
+		}
+		if o.BreakMax > 0 {
+			o.Batcher.BreakMax = o.BreakMax
+		}
 	}
 	if o.Workers <= 0 {
 		o.Workers = 64
@@ -106,6 +121,9 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	m := mapper{c}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		For(&networkv1alpha1.SwitchPort{}).
+		WatchesRawSource(source.Channel(Wakes(o.Batcher, "port", func(n types.NamespacedName) client.Object {
+			return &networkv1alpha1.SwitchPort{ObjectMeta: metav1.ObjectMeta{Namespace: n.Namespace, Name: n.Name}}
+		}), &handler.EnqueueRequestForObject{})).
 		Watches(&networkv1alpha1.SwitchPortConfiguration{}, handler.EnqueueRequestsFromMapFunc(m.portsLinking)).
 		Watches(&networkv1alpha1.SwitchResourceLimit{}, handler.EnqueueRequestsFromMapFunc(m.portsInNamespace)).
 		Watches(&networkv1alpha1.Switch{}, handler.EnqueueRequestsFromMapFunc(m.portsOfSwitch)).
@@ -120,6 +138,13 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		Watches(&networkv1alpha1.SwitchPort{}, handler.EnqueueRequestsFromMapFunc(limitOf)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
 		Complete(&LimitReconciler{Client: c})
+}
+
+// Wakes is the event source of the requesters of one kind whose switch run has ended.
+func Wakes(b *Batcher, kind string, obj func(types.NamespacedName) client.Object) <-chan event.GenericEvent {
+	ch := make(chan event.GenericEvent, 1024)
+	b.OnDone(kind, func(n types.NamespacedName) { ch <- event.GenericEvent{Object: obj(n)} })
+	return ch
 }
 
 func limitOf(_ context.Context, o client.Object) []reconcile.Request {

@@ -82,8 +82,9 @@ func handleIdle(ctx context.Context, r *Reconciler, m *machine) outcome {
 	if o != nil {
 		return *o
 	}
-	if read && !equality.Semantic.DeepEqual(got, cs.spec) {
-		return outcome{next: cleaning, reason: ReasonDrift, warn: true, then: true,
+	if read == readDone && !equality.Semantic.DeepEqual(got, cs.spec) {
+		// The record no longer claims a clean port, so Cleaning applies it again.
+		return outcome{next: cleaning, reason: ReasonDrift, warn: true, then: true, applied: &appliedConfig{target: t},
 			message: fmt.Sprintf("port %s differs on the switch from its clean state; cleaning it again", t.port)}
 	}
 	return outcome{next: idle, reason: ReasonIdle, message: fmt.Sprintf("port %s is clean (%s)", t.port, cs.mode), requeue: r.DriftInterval}
@@ -106,17 +107,30 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 		if errs := r.heldFits(ctx, m); errs != nil {
 			return outsideLimit(m, errs)
 		}
+		if heldUnknown(m.port) {
+			// A run may have put part of an earlier change on the port: clean it.
+			o := *bad
+			o.next, o.then = cleaning, true
+			return o
+		}
 		return *bad
 	}
 	if who := r.busy(ctx, m, t); who != "" {
 		return outcome{next: configuring, reason: ReasonPortBusy, warn: true, requeue: r.RetryBase,
 			message: fmt.Sprintf("another SwitchPort still holds port %s; it is cleaned first", t.port), detail: who}
 	}
-	d, o := r.driverFor(ctx, m, m.sw, configuring)
-	if o != nil {
+	res, done, o := r.request(ctx, m, m.sw, configuring, applyOp(switchdriver.Change{Port: t.port, Config: cfg}))
+	switch {
+	case o != nil:
 		return *o
+	case !done:
+		// Until the run reports, the port may hold any part of the change: the record says
+		// so, and a port that must give it up meanwhile is cleaned.
+		o := r.waiting(configuring, ReasonConfiguring, fmt.Sprintf("applying %s to port %s: the change is on its way to the switch", describe(ref), t.port))
+		o.applied = &appliedConfig{target: t}
+		return o
 	}
-	if err := r.Batcher.Apply(ctx, t.sw, d, switchdriver.Change{Port: t.port, Config: cfg}); err != nil {
+	if err := res.err; err != nil {
 		o := driverFailure(m, configuring, ReasonApplyFailed, fmt.Sprintf("applying %s to port %s failed", describe(ref), t.port), err)
 		// The run may have changed part of the port: only a clean makes it known again.
 		o.applied = &appliedConfig{target: t}
@@ -168,7 +182,7 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 	if o != nil {
 		return *o
 	}
-	if read && !equality.Semantic.DeepEqual(got, m.port.Status.Configuration) {
+	if read == readDone && !equality.Semantic.DeepEqual(got, m.port.Status.Configuration) {
 		return outcome{next: configuring, reason: ReasonDrift, warn: true, then: true,
 			message: fmt.Sprintf("port %s differs on the switch from configuration %s; reapplying", t.port, describe(ref))}
 	}
@@ -215,21 +229,31 @@ func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
 	if err != nil {
 		return outcome{next: cleaning, reason: ReasonNoCleanState, message: err.Error(), warn: true, retry: true}
 	}
-	d, o := r.driverFor(ctx, m, sw, cleaning)
-	if o != nil {
-		return *o
-	}
-	if err := r.Batcher.Apply(ctx, t.sw, d, switchdriver.Change{Port: t.port, Config: cs.spec}); err != nil {
-		return driverFailure(m, cleaning, ReasonCleanFailed, fmt.Sprintf("cleaning port %s failed", t.port), err)
-	}
 	clean := &appliedConfig{target: t, clean: cs.mode, ref: cs.ref, spec: cs.spec}
-	got, read, o := r.readBack(ctx, m, t, cleaning, true)
-	if o != nil {
-		o.applied = clean
-		return *o
+	if !sameClean(m.port, cs) {
+		res, done, o := r.request(ctx, m, sw, cleaning, applyOp(switchdriver.Change{Port: t.port, Config: cs.spec}))
+		switch {
+		case o != nil:
+			return *o
+		case !done:
+			return r.waiting(cleaning, ReasonCleaning, fmt.Sprintf("cleaning port %s: the change is on its way to the switch", t.port))
+		case res.err != nil:
+			return driverFailure(m, cleaning, ReasonCleanFailed, fmt.Sprintf("cleaning port %s failed", t.port), res.err)
+		}
+		// Recorded clean now; the next reconcile reads it back.
+		r.forgetRead(t)
+		return outcome{next: cleaning, reason: ReasonCleaning, applied: clean,
+			message: fmt.Sprintf("port %s cleaned (%s); reading it back", t.port, cs.mode)}
 	}
-	if read && !equality.Semantic.DeepEqual(got, cs.spec) {
-		return outcome{next: cleaning, reason: ReasonCleanNotVerified, warn: true, retry: true, applied: clean,
+	got, read, o := r.readBack(ctx, m, t, cleaning, false)
+	switch {
+	case o != nil:
+		return *o
+	case read == readPending:
+		return r.waiting(cleaning, ReasonCleaning, fmt.Sprintf("port %s cleaned (%s); reading it back", t.port, cs.mode))
+	case read == readDone && !equality.Semantic.DeepEqual(got, cs.spec):
+		// Applied again on the next reconcile: the record no longer claims a clean port.
+		return outcome{next: cleaning, reason: ReasonCleanNotVerified, warn: true, retry: true, applied: &appliedConfig{target: t},
 			message: fmt.Sprintf("port %s was cleaned but reads back differently from its clean state", t.port)}
 	}
 	msg := fmt.Sprintf("port %s cleaned (%s)", t.port, cs.mode)

@@ -104,37 +104,90 @@ func sameClean(port *networkv1alpha1.SwitchPort, cs cleanState) bool {
 	return st.Clean == cs.mode && equality.Semantic.DeepEqual(st.Configuration, cs.spec) && equality.Semantic.DeepEqual(st.ConfigurationRef, cs.ref)
 }
 
+// request returns the result of the port's request once a run has ended it. Until then it
+// hands the request to the switch's queue (once) and returns done false: the port is woken
+// when the run ends, and no reconcile waits for a switch.
+func (r *Reconciler) request(ctx context.Context, m *machine, sw *networkv1alpha1.Switch, state networkv1alpha1.SwitchPortState, o op) (result, bool, *outcome) {
+	key := requester("port", client.ObjectKeyFromObject(m.port))
+	m.driven = sw
+	if res, done, pending := r.Batcher.Take(key, o); done || pending {
+		if done && res.err != nil {
+			m.provider = r.providerOf(ctx, sw)
+		}
+		return res, done, nil
+	}
+	if wait := r.backoff(client.ObjectKeyFromObject(m.port)); wait > 0 {
+		return result{}, false, &outcome{next: state, keep: true, requeue: wait}
+	}
+	d, out := r.driverFor(ctx, m, sw, state)
+	if out != nil {
+		return result{}, false, out
+	}
+	r.Batcher.Submit(key, client.ObjectKeyFromObject(sw), d, o)
+	return result{}, false, nil
+}
+
+// providerOf is the Switch's AnsibleSwitch, where a run's full error is reported too.
+func (r *Reconciler) providerOf(ctx context.Context, sw *networkv1alpha1.Switch) *networkv1alpha1.AnsibleSwitch {
+	a := &networkv1alpha1.AnsibleSwitch{}
+	if r.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: sw.Spec.Provider.Name}, a) != nil {
+		return nil
+	}
+	return a
+}
+
+// waiting is the outcome of a port whose request is on its way to the switch. The run's end
+// wakes it; the requeue is a safety net should that wake be lost.
+func (r *Reconciler) waiting(state networkv1alpha1.SwitchPortState, reason, msg string) outcome {
+	return outcome{next: state, reason: reason, message: msg, requeue: r.DriftInterval, pending: true}
+}
+
+// readStatus says what readBack did.
+type readStatus int
+
+const (
+	readSkipped readStatus = iota // not due, or the switch's OS has no read-back
+	readPending                   // on its way to the switch
+	readDone
+)
+
 // readBack reads a physical port from its switch, at most once per drift interval unless
-// forced. It returns false when it did not read: not due, or the switch's OS has no
-// read-back (the successful run is then all there is to go by).
-func (r *Reconciler) readBack(ctx context.Context, m *machine, t target, state networkv1alpha1.SwitchPortState, force bool) (*networkv1alpha1.SwitchPortConfigurationSpec, bool, *outcome) {
-	if force {
-		r.forgetRead(t)
-	}
-	if !r.readDue(t) {
-		return nil, false, nil
-	}
+// forced. Without a read-back on the switch's OS, the successful run is all there is to go by.
+func (r *Reconciler) readBack(ctx context.Context, m *machine, t target, state networkv1alpha1.SwitchPortState, force bool) (*networkv1alpha1.SwitchPortConfigurationSpec, readStatus, *outcome) {
 	sw := m.sw
 	if sw == nil || client.ObjectKeyFromObject(sw) != t.sw {
 		sw = &networkv1alpha1.Switch{}
 		if err := r.Get(ctx, t.sw, sw); err != nil {
-			return nil, false, &outcome{next: state, reason: ReasonSwitchNotFound, warn: true, retry: true, message: fmt.Sprintf("Switch %s: %v", t.sw, err)}
+			return nil, readSkipped, &outcome{next: state, reason: ReasonSwitchNotFound, warn: true, retry: true, message: fmt.Sprintf("Switch %s: %v", t.sw, err)}
 		}
 	}
-	d, o := r.driverFor(ctx, m, sw, state)
-	if o != nil {
-		return nil, false, o
-	}
-	got, err := r.Batcher.Read(ctx, t.sw, d, t.port)
+	key := requester("port", client.ObjectKeyFromObject(m.port))
+	o := readOp(t.port)
+	res, done, pending := r.Batcher.Take(key, o)
 	switch {
-	case errors.Is(err, switchdriver.ErrUnsupported):
-		return nil, false, nil
-	case err != nil:
+	case pending:
+		return nil, readPending, nil
+	case done && errors.Is(res.err, switchdriver.ErrUnsupported):
+		return nil, readSkipped, nil
+	case done && res.err != nil:
 		r.forgetRead(t)
-		o := driverFailure(m, state, ReasonReadFailed, fmt.Sprintf("reading port %s back failed", t.port), err)
-		return nil, false, &o
+		m.driven, m.provider = sw, r.providerOf(ctx, sw)
+		out := driverFailure(m, state, ReasonReadFailed, fmt.Sprintf("reading port %s back failed", t.port), res.err)
+		return nil, readSkipped, &out
+	case done:
+		return res.read, readDone, nil
 	}
-	return got, true, nil
+	if force {
+		r.forgetRead(t)
+	}
+	if !r.readDue(t) {
+		return nil, readSkipped, nil
+	}
+	if _, _, out := r.request(ctx, m, sw, state, o); out != nil {
+		r.forgetRead(t)
+		return nil, readSkipped, out
+	}
+	return nil, readPending, nil
 }
 
 // driverFailure reports a failed switch run: the reason and what the tenant can act on on

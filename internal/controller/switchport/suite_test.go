@@ -119,6 +119,10 @@ func startManager() func() {
 		DriftInterval: 2 * time.Second,
 		RetryBase:     200 * time.Millisecond,
 		RetryMax:      2 * time.Second,
+		// Few workers: no reconcile waits for a switch, so a stalled switch holds none.
+		Workers:   4,
+		BreakBase: 5 * time.Second,
+		BreakMax:  10 * time.Second,
 	})).To(Succeed())
 	Expect(networkwebhooks.Setup(mgr)).To(Succeed())
 	stop, err := controlplane.Run(ctx, mgr, testEnv)
