@@ -66,6 +66,7 @@ var (
 // a claim gets: the apiserver is told afterwards, by creating the IPAddress.
 type Registry struct {
 	cache client.Reader
+	capi  bool // the Cluster API IPAM API is installed
 
 	mu    sync.Mutex
 	pools map[types.NamespacedName]*poolState
@@ -97,9 +98,10 @@ type poolState struct {
 	wake       map[string]chan<- event.TypedGenericEvent[types.NamespacedName]
 }
 
-// NewRegistry returns a registry that builds pools from the cache c.
-func NewRegistry(c client.Reader) *Registry {
-	return &Registry{cache: c, pools: map[types.NamespacedName]*poolState{}, wake: map[string]chan<- event.TypedGenericEvent[types.NamespacedName]{}}
+// NewRegistry returns a registry that builds pools from the cache c, counting Cluster API
+// IPAddresses when capi says their API is installed.
+func NewRegistry(c client.Reader, capi bool) *Registry {
+	return &Registry{cache: c, capi: capi, pools: map[types.NamespacedName]*poolState{}, wake: map[string]chan<- event.TypedGenericEvent[types.NamespacedName]{}}
 }
 
 // wakeups is the source through which the controller of claims of kind hears that an
@@ -155,13 +157,15 @@ func (r *Registry) state(ctx context.Context, pool *ipamv1alpha1.IPPool) (*poolS
 			s.add(a, key, m3.Items[i].UID)
 		}
 	}
-	var capi capiipamv1beta2.IPAddressList
-	if err := r.cache.List(ctx, &capi, client.InNamespace(pool.Namespace), client.MatchingFields{IndexPool: pool.Name}); err != nil {
-		return nil, err
-	}
-	for i := range capi.Items {
-		if a, key, ok := capiHolder(&capi.Items[i]); ok {
-			s.add(a, key, capi.Items[i].UID)
+	if r.capi {
+		var capi capiipamv1beta2.IPAddressList
+		if err := r.cache.List(ctx, &capi, client.InNamespace(pool.Namespace), client.MatchingFields{IndexPool: pool.Name}); err != nil {
+			return nil, err
+		}
+		for i := range capi.Items {
+			if a, key, ok := capiHolder(&capi.Items[i]); ok {
+				s.add(a, key, capi.Items[i].UID)
+			}
 		}
 	}
 	r.pools[key] = s
@@ -186,9 +190,9 @@ func (r *Registry) built(pool types.NamespacedName) *poolState {
 // held, so a spec change loses no reservation, not even one whose create is in flight.
 func (s *poolState) rebuild(pool *ipamv1alpha1.IPPool) {
 	s.generation = pool.Generation
-	s.strategy = ipalloc.Random
-	if pool.Spec.AllocationStrategy == ipamv1alpha1.AllocationSequential {
-		s.strategy = ipalloc.Sequential
+	s.strategy = ipalloc.InOrder
+	if pool.Spec.AllocationStrategy == ipamv1alpha1.AllocationRandom {
+		s.strategy = ipalloc.Random
 	}
 	s.spec = *pool.Spec.DeepCopy()
 	s.alloc, s.specErrs = BuildPool(&pool.Spec)
@@ -212,8 +216,12 @@ func (s *poolState) rebuild(pool *ipamv1alpha1.IPPool) {
 	s.wakeAll()
 }
 
-// add records that key holds a.
+// add records that key holds a. A reservation of key at another address whose object was
+// never seen goes: the claim has a real object now, and holds one address.
 func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
+	if old, ok := s.byKey[key]; ok && old != a && uid != uidPending && s.holders[old][key] == uidPending {
+		s.remove(old, key, uidPending)
+	}
 	h := s.holders[a]
 	if h == nil {
 		h = map[string]types.UID{}
