@@ -168,7 +168,7 @@ type IPPoolStatus struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=ippools,scope=Namespaced,categories=cluster-api;rackwire,shortName=ipp
+// +kubebuilder:resource:path=ippools,scope=Namespaced,categories=cluster-api;rackwire,shortName=ipp;ippool;m3ipp;m3ippool;m3ippools;metal3ipp;metal3ippool;metal3ippools
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".spec.clusterName",description="Cluster the pool belongs to"
 // +kubebuilder:printcolumn:name="Strategy",type="string",JSONPath=".spec.allocationStrategy",description="How free addresses are picked"

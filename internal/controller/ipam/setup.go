@@ -74,7 +74,7 @@ func Setup(mgr ctrl.Manager) error {
 	if err := RegisterIndexes(ctx, mgr.GetFieldIndexer(), capi); err != nil {
 		return err
 	}
-	reg := NewRegistry(mgr.GetCache(), capi)
+	reg := NewRegistry(mgr.GetAPIReader(), capi)
 	activity := &poolActivity{}
 	if err := reg.Watch(ctx, mgr.GetCache()); err != nil {
 		return err

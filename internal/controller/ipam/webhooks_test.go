@@ -149,6 +149,13 @@ var _ = Describe("the IPAM webhooks", func() {
 		cc.Spec.PoolRef.Name = "q"
 		Expect(causes(k8s.Update(ctx, cc))).To(ContainElement(ContainSubstring("spec: Forbidden: is immutable")))
 
+		By("leaving the claims of other IPAM providers to them")
+		foreign := newCAPIClaim(ns, "foreign", "p")
+		foreign.Spec.PoolRef.APIGroup, foreign.Spec.PoolRef.Kind = "ipam.cluster.x-k8s.io", "InClusterIPPool"
+		Expect(k8s.Create(ctx, foreign)).To(Succeed())
+		foreign.Spec.PoolRef.Name = "other"
+		Expect(k8s.Update(ctx, foreign)).To(Succeed())
+
 		// Any other address of the range: the allocation is random.
 		other := func(a string) string {
 			if a == "192.168.0.19" {
