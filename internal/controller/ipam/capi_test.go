@@ -74,6 +74,18 @@ var _ = Describe("Cluster API IPAddressClaims", func() {
 		}).Should(Succeed())
 	})
 
+	It("honour the ipAddress annotation and copy the claim's labels, as ip-address-manager does", func() {
+		Expect(k8s.Create(ctx, newPool(ns, "asked", rangeOf("192.168.0.10", "192.168.0.20", "192.168.0.0/24", "192.168.0.1")))).To(Succeed())
+		c := newCAPIClaim(ns, "wants-15", "asked")
+		c.Annotations = map[string]string{ipam.RequestedAddressAnnotation: "192.168.0.15"}
+		c.Labels = map[string]string{"cluster.x-k8s.io/deployment-name": "md-0"}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		ip := boundCAPIAddress(ns, "wants-15")
+		Expect(ip.Spec.Address).To(Equal("192.168.0.15"))
+		Expect(ip.Name).To(Equal("asked-192-168-0-15"))
+		Expect(ip.Labels).To(HaveKeyWithValue("cluster.x-k8s.io/deployment-name", "md-0"))
+	})
+
 	It("leave claims of other providers alone", func() {
 		Expect(k8s.Create(ctx, newPool(ns, "capi", rangeOf("192.168.0.10", "192.168.0.20", "192.168.0.0/24", "192.168.0.1")))).To(Succeed())
 		foreign := newCAPIClaim(ns, "foreign", "capi")
