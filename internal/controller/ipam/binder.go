@@ -255,25 +255,22 @@ func (b *binder) alreadyExists(ctx context.Context, claim client.Object, pool *i
 	return outcome{retry: retryRace}, err
 }
 
-// release lets the claim's addresses go, then its finalizers. It waits (done false) while
-// another finalizer than ours is on the claim: its user (CAPM3 while the host uses the
-// address) still needs the address.
-func (b *binder) release(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, poolName string) (bool, error) {
-	if !b.kind.claimFin.on(claim) {
-		return true, nil
-	}
-	if !b.kind.claimFin.onlyOurs(claim) {
-		return false, nil
+// release lets the claim's addresses go, then its finalizers. It does nothing while another
+// finalizer than ours is on the claim: its user (CAPM3 while the host uses the address)
+// still needs the address, and the removal of that finalizer brings the claim back here.
+func (b *binder) release(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, poolName string) error {
+	if !b.kind.claimFin.on(claim) || !b.kind.claimFin.onlyOurs(claim) {
+		return nil
 	}
 	objs, err := b.byClaim(ctx, claim, poolName)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if pool != nil {
 		// The cache may not show an address created a moment ago; the allocator knows it.
 		held, err := b.heldObject(ctx, claim, pool)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if held != nil && !slices.ContainsFunc(objs, func(o client.Object) bool { return o.GetUID() == held.GetUID() }) {
 			objs = append(objs, held)
@@ -281,7 +278,7 @@ func (b *binder) release(ctx context.Context, claim client.Object, pool *ipamv1a
 	}
 	for _, o := range objs {
 		if err := release(ctx, b.Client, o, b.kind.addrFin); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if pool != nil {
@@ -292,7 +289,7 @@ func (b *binder) release(ctx context.Context, claim client.Object, pool *ipamv1a
 			return nil
 		})
 	}
-	return true, b.kind.claimFin.remove(ctx, b.Client, claim)
+	return b.kind.claimFin.remove(ctx, b.Client, claim)
 }
 
 // heldObject reads, past the cache, the IPAddress of the address the allocator holds for

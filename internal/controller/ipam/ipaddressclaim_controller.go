@@ -72,8 +72,7 @@ func (r *IPAddressClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{RequeueAfter: retryPaused}, err
 	}
 	if !claim.DeletionTimestamp.IsZero() {
-		_, err := r.release(ctx, claim, pool, claim.Spec.PoolRef.Name)
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.release(ctx, claim, pool, claim.Spec.PoolRef.Name)
 	}
 	if !r.kind.claimFin.on(claim) {
 		return ctrl.Result{}, client.IgnoreNotFound(r.kind.claimFin.add(ctx, r.Client, claim))

@@ -68,8 +68,7 @@ func (r *IPClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: retryPaused}, err
 	}
 	if !claim.DeletionTimestamp.IsZero() {
-		_, err := r.release(ctx, claim, pool, claim.Spec.Pool.Name)
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.release(ctx, claim, pool, claim.Spec.Pool.Name)
 	}
 	if !r.kind.claimFin.on(claim) {
 		return ctrl.Result{}, client.IgnoreNotFound(r.kind.claimFin.add(ctx, r.Client, claim))
