@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,7 +42,9 @@ import (
 )
 
 // TestWithoutClusterAPI runs the IPAM area against a control plane without the Cluster API
-// IPAM CRDs: Metal3 claims are served and the metric says the Cluster API half is off.
+// IPAM CRDs, whose Cluster CRD is served only as v1beta1 (an older Cluster API): Metal3
+// claims are served, the metric says the Cluster API half is off, and a paused v1beta1
+// Cluster still pauses its claims.
 func TestWithoutClusterAPI(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("KUBEBUILDER_ASSETS is not set")
@@ -52,7 +55,7 @@ func TestWithoutClusterAPI(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	env, err := controlplane.New(root)
 	g.Expect(err).NotTo(HaveOccurred())
-	env.CRDDirectoryPaths = []string{filepath.Join(root, "config/crd/bases")}
+	env.CRDDirectoryPaths = []string{filepath.Join(root, "config/crd/bases"), filepath.Join("testdata", "crd-v1beta1")}
 	cfg, err := env.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = env.Stop() }()
@@ -86,6 +89,38 @@ func TestWithoutClusterAPI(t *testing.T) {
 		g.Expect(meta.IsStatusConditionTrue(claim.Status.Conditions, ipamv1alpha1.ConditionReady)).To(BeTrue(), "%+v", claim.Status)
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pool), pool)).To(Succeed())
 		g.Expect(pool.Status.Usage).To(HaveValue(HaveField("Used", BeEquivalentTo(1))))
+	}).Should(Succeed())
+
+	// A claim whose cluster-name label names a paused v1beta1 Cluster waits.
+	cluster := &unstructured.Unstructured{}
+	cluster.SetAPIVersion("cluster.x-k8s.io/v1beta1")
+	cluster.SetKind("Cluster")
+	cluster.SetNamespace("default")
+	cluster.SetName("old")
+	g.Expect(unstructured.SetNestedField(cluster.Object, true, "spec", "paused")).To(Succeed())
+	g.Expect(c.Create(ctx, cluster)).To(Succeed())
+	paused := &ipamv1alpha1.IPClaim{}
+	paused.Namespace, paused.Name = "default", "paused"
+	paused.Labels = map[string]string{ipam.ClusterNameLabel: "old"}
+	paused.Spec.Pool = corev1.ObjectReference{Name: "no-capi"}
+	g.Expect(c.Create(ctx, paused)).To(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(paused), paused)).To(Succeed())
+		g.Expect(paused.Finalizers).To(BeEmpty())
+		g.Expect(paused.Status.Address).To(BeNil())
+	}, 3*time.Second).Should(Succeed())
+	g.Eventually(func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cluster), cluster); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(cluster.Object, false, "spec", "paused"); err != nil {
+			return err
+		}
+		return c.Update(ctx, cluster)
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(paused), paused)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(paused.Status.Conditions, ipamv1alpha1.ConditionReady)).To(BeTrue(), "%+v", paused.Status)
 	}).Should(Succeed())
 
 	families, err := metrics.Registry.Gather()
