@@ -145,8 +145,10 @@ func TestChaos(t *testing.T) {
 				"--webhook-port=" + strconv.Itoa(port),
 				"--webhook-cert-dir=" + hooks.LocalServingCertDir,
 				"--leader-elect", "--leader-election-namespace=" + ns,
-				// Short leases, so that ten failovers fit in a burst of a minute or two.
-				"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s",
+				// Short leases, so that ten failovers fit in a burst of two minutes, with
+				// two seconds between a leader's deadline to renew and another's takeover
+				// (the shipped 15s and 10s leave five), since make test loads the machine.
+				"--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s",
 			},
 		})
 	}
@@ -191,9 +193,9 @@ func TestChaos(t *testing.T) {
 	var created atomic.Int64
 	burstDone := make(chan error, 1)
 	// Spread the creates over the time the faults take (a failover costs a lease and a
-	// start, some eight seconds here), so that every fault lands during the burst.
+	// start, some nine seconds here), so that every fault lands during the burst.
 	events := leaderKills + apiserverKills
-	spread := max(time.Minute, time.Duration(events)*8*time.Second)
+	spread := max(time.Minute, time.Duration(events)*9*time.Second)
 	go func() { burstDone <- createClaims(ctx, c, claims, spread, &created) }()
 
 	// The faults, spread over the burst: a leader kill every few seconds, the apiserver
