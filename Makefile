@@ -78,7 +78,7 @@ build: manifests generate fmt vet ## Build the manager binary.
 
 .PHONY: run
 run: manifests generate fmt vet ## Run the manager against the cluster of your current kubeconfig (webhooks off).
-	$(GO) run ./cmd/manager --webhooks=false --metrics-bind-address=0
+	$(GO) run ./cmd/manager --webhooks=false --metrics-bind-address=0 --leader-elect=false
 
 .PHONY: dev
 dev: manifests generate envtest ## Local control plane on loopback with CRDs, webhooks, the manager and samples.

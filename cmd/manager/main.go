@@ -44,6 +44,9 @@ type options struct {
 	pprofAddr      string
 	leaderElect    bool
 	leaderElectNS  string
+	leaseDuration  time.Duration
+	renewDeadline  time.Duration
+	retryPeriod    time.Duration
 	webhooks       bool
 	webhookHost    string
 	webhookPort    int
@@ -63,10 +66,17 @@ func parseFlags() options {
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "",
 		"Address of the Go pprof endpoints (/debug/pprof/); empty disables them.")
-	flag.BoolVar(&o.leaderElect, "leader-elect", false,
-		"Elect a leader, so that only one replica reconciles at a time.")
+	// On by default: two replicas reconciling at once (a rollout, a second deployment)
+	// would both allocate.
+	flag.BoolVar(&o.leaderElect, "leader-elect", true,
+		"Elect a leader, so that only one replica reconciles at a time (outside a pod, also give --leader-election-namespace).")
 	flag.StringVar(&o.leaderElectNS, "leader-election-namespace", "",
 		"Namespace of the leader election lease; defaults to the pod's namespace.")
+	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long a replica waits after the leader's last renewal before it takes over.")
+	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader keeps trying to renew before it gives up leadership and exits.")
+	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
 	flag.BoolVar(&o.webhooks, "webhooks", true,
 		"Serve the admission webhooks; turn off when running against a cluster without their certificates.")
 	flag.StringVar(&o.webhookHost, "webhook-host", "", "Address the webhook server binds to; empty for all.")
@@ -143,6 +153,9 @@ func run(o options) error {
 		LeaderElectionID:              "rackwire.metal3.io",
 		LeaderElectionNamespace:       o.leaderElectNS,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host:    o.webhookHost,
 			Port:    o.webhookPort,

@@ -82,6 +82,8 @@ func (e *Env) startManager(ctx context.Context) error {
 		"--webhook-port=" + strconv.Itoa(hooks.LocalServingPort),
 		"--webhook-cert-dir=" + hooks.LocalServingCertDir,
 		"--zap-devel",
+		// One manager, and its user may not write Leases.
+		"--leader-elect=false",
 	}, e.opts.ManagerArgs...)
 	cmd := exec.Command(e.opts.Manager, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

@@ -174,7 +174,7 @@ func probe(r *rand.Rand) netip.Addr {
 // check runs one operation on both the pool and the model and reports a mismatch.
 func check(t testing.TB, p *Pool, m *model, op int, a netip.Addr) {
 	t.Helper()
-	switch op % 6 {
+	switch op % 7 {
 	case 0:
 		err := p.Reserve(a)
 		free, in := m.free[a]
@@ -249,6 +249,21 @@ func check(t testing.TB, p *Pool, m *model, op int, a netip.Addr) {
 		for f := range p.fams {
 			verifyTree(t, &p.fams[f].free)
 		}
+	case 6:
+		// InOrder: the lowest free address of the first entry that has one.
+		got, err := p.Allocate(InOrder)
+		want := m.freeSorted()
+		slices.SortStableFunc(want, func(x, y netip.Addr) int { return m.entry[x] - m.entry[y] })
+		switch {
+		case len(want) == 0:
+			if !errors.Is(err, ErrExhausted) {
+				t.Fatalf("Allocate(InOrder) = %s, %v on a full pool, want ErrExhausted", got, err)
+			}
+			return
+		case err != nil || got != want[0]:
+			t.Fatalf("Allocate(InOrder) = %s, %v; want %s", got, err, want[0])
+		}
+		m.free[got] = false
 	}
 }
 
@@ -266,7 +281,7 @@ func TestAgainstModel(t *testing.T) {
 		valid++
 		m := newModel(c)
 		for range 400 {
-			check(t, p, m, r.IntN(6), probe(r))
+			check(t, p, m, r.IntN(7), probe(r))
 		}
 	}
 	if valid < 200 {

@@ -33,6 +33,10 @@ const (
 	// Random hands out an address drawn uniformly from all free addresses of the pool,
 	// so every free address is equally likely whatever the holes look like.
 	Random
+	// InOrder hands out the lowest free address of the first entry, in the order the
+	// entries were given, that has one: ip-address-manager's "sequential", which consumes
+	// the entries of a pool in declaration order whatever their addresses.
+	InOrder
 )
 
 func (s Strategy) String() string {
@@ -41,6 +45,8 @@ func (s Strategy) String() string {
 		return "sequential"
 	case Random:
 		return "random"
+	case InOrder:
+		return "in-order"
 	}
 	return fmt.Sprintf("Strategy(%d)", int(s))
 }
@@ -67,8 +73,16 @@ type Params struct {
 // anyway since a pool is reconciled by one worker at a time.
 type Pool struct {
 	fams   [2]space
+	order  []ordered // every entry's runs, by entry then address: the walk of InOrder
 	params []Params
 	rng    *rand.Rand
+}
+
+// ordered is a run of addresses of one entry.
+type ordered struct {
+	fam    family
+	lo, hi uint128
+	entry  int
 }
 
 // space is the part of a pool of one family.
@@ -139,6 +153,17 @@ func NewPool(c Config, opts ...Option) (*Pool, error) {
 			return nil, FieldErrors{{Field: "pools", Detail: "the pool holds 2^128 addresses or more"}}
 		}
 	}
+	for f := range p.fams {
+		for _, sg := range p.fams[f].entries {
+			p.order = append(p.order, ordered{family(f), sg.lo, sg.hi, sg.entry})
+		}
+	}
+	slices.SortFunc(p.order, func(a, b ordered) int {
+		if a.entry != b.entry {
+			return a.entry - b.entry
+		}
+		return a.lo.cmp(b.lo)
+	})
 	for _, o := range opts {
 		o(p)
 	}
@@ -227,6 +252,15 @@ func (p *Pool) Allocate(strategy Strategy) (netip.Addr, error) {
 			s = v6
 		}
 		k = s.free.takeFirst()
+	case InOrder:
+		for _, o := range p.order {
+			s = &p.fams[o.fam]
+			if first, ok := s.free.firstFrom(o.lo); ok && !o.hi.less(first) {
+				s.free.take(first)
+				return addrOf(first, s.fam), nil
+			}
+		}
+		return netip.Addr{}, ErrExhausted
 	case Random:
 		i := uniform(p.rng, f4.add(f6))
 		if s = v4; !i.less(f4) {

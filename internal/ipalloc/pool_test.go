@@ -98,6 +98,47 @@ func TestAllocateSequentialFillsInOrder(t *testing.T) {
 	}
 }
 
+func TestAllocateInOrderFollowsTheEntries(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		spec    Spec
+		reserve []string
+		want    []string
+	}{
+		{"declared order, not address order",
+			Spec{Pools: []EntrySpec{{Start: "192.168.0.10", End: "192.168.0.11"}, {Start: "10.0.0.5", End: "10.0.0.6"}}},
+			nil, []string{"192.168.0.10", "192.168.0.11", "10.0.0.5", "10.0.0.6"}},
+		{"holes and exclusions skipped, an overlapping entry's addresses served once",
+			Spec{Pools: []EntrySpec{{Start: "10.0.0.8", End: "10.0.0.10"}, {Start: "10.0.0.1", End: "10.0.0.9"}}, ExcludedAddresses: []string{"10.0.0.2"}},
+			[]string{"10.0.0.9", "10.0.0.3"}, []string{"10.0.0.8", "10.0.0.10", "10.0.0.1", "10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7"}},
+		{"IPv6 entry first", Spec{Pools: []EntrySpec{{Subnet: "fd00::/126"}, {Start: "10.0.0.1", End: "10.0.0.1"}}},
+			nil, []string{"fd00::1", "fd00::2", "fd00::3", "10.0.0.1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mustBuild(t, tc.spec)
+			for _, r := range tc.reserve {
+				if err := p.Reserve(addr(r)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			for {
+				a, err := p.Allocate(InOrder)
+				if errors.Is(err, ErrExhausted) {
+					break
+				}
+				got = append(got, a.String())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			if c := p.Counts(); !c.Free.IsZero() {
+				t.Errorf("Counts() = %v after exhaustion", c)
+			}
+		})
+	}
+}
+
 func TestAllocateRandomDrawsEveryAddressOnce(t *testing.T) {
 	p := mustBuild(t, Spec{Pools: []EntrySpec{{Subnet: "10.0.0.0/24"}, {Subnet: "fd00::/120"}}}, seeded(7))
 	seen := map[netip.Addr]bool{}
@@ -169,7 +210,7 @@ func TestUnknownStrategy(t *testing.T) {
 	if _, err := p.Allocate(Strategy(9)); err == nil {
 		t.Error("Allocate(Strategy(9)) succeeded")
 	}
-	if Strategy(9).String() != "Strategy(9)" || Random.String() != "random" || Sequential.String() != "sequential" {
+	if Strategy(9).String() != "Strategy(9)" || Random.String() != "random" || Sequential.String() != "sequential" || InOrder.String() != "in-order" {
 		t.Error("Strategy.String")
 	}
 }

@@ -268,6 +268,25 @@ func (t *freeTree) neighbours(k uint128) (pred, succ int32) {
 	return pred, succ
 }
 
+// firstFrom returns the lowest free address at or above k.
+func (t *freeTree) firstFrom(k uint128) (uint128, bool) {
+	var best uint128
+	found := false
+	for x := t.root; x != 0; {
+		n := t.n(x)
+		switch {
+		case n.hi.less(k):
+			x = n.right
+		case k.less(n.lo):
+			best, found = n.lo, true
+			x = n.left
+		default:
+			return k, true
+		}
+	}
+	return best, found
+}
+
 // takeFirst marks the lowest free address used and returns it; the tree must not be empty.
 func (t *freeTree) takeFirst() uint128 {
 	t.path = t.path[:0]

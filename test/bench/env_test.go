@@ -141,6 +141,8 @@ func (e *env) startManager(ctx context.Context, bin string) error {
 		"--webhook-host=" + hooks.LocalServingHost,
 		"--webhook-port=" + strconv.Itoa(hooks.LocalServingPort),
 		"--webhook-cert-dir=" + hooks.LocalServingCertDir,
+		// One replica, whose user may not write Leases.
+		"--leader-elect=false",
 	}
 	args = append(args, strings.Fields(os.Getenv("BENCH_MANAGER_FLAGS"))...)
 	e.mgrLog = filepath.Join(e.dir, "manager.log")

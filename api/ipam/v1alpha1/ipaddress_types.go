@@ -52,7 +52,7 @@ type IPAddressSpec struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=ipaddresses,scope=Namespaced,categories=cluster-api;rackwire,shortName=ipa
+// +kubebuilder:resource:path=ipaddresses,scope=Namespaced,categories=cluster-api;metal3;rackwire,shortName=ipa;ipaddress;m3ipa;m3ipaddress;m3ipaddresses;metal3ipa;metal3ipaddress;metal3ipaddresses
 // +kubebuilder:printcolumn:name="Address",type="string",JSONPath=".spec.address"
 // +kubebuilder:printcolumn:name="Prefix",type="integer",JSONPath=".spec.prefix"
 // +kubebuilder:printcolumn:name="Gateway",type="string",JSONPath=".spec.gateway"

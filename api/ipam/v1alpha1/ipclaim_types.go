@@ -46,7 +46,7 @@ type IPClaimStatus struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=ipclaims,scope=Namespaced,categories=cluster-api;rackwire,shortName=ipc
+// +kubebuilder:resource:path=ipclaims,scope=Namespaced,categories=cluster-api;rackwire,shortName=ipc;ipclaim;m3ipc;m3ipclaim;m3ipclaims;metal3ipc;metal3ipclaim;metal3ipclaims
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Pool",type="string",JSONPath=".spec.pool.name",description="Pool the address comes from"
 // +kubebuilder:printcolumn:name="Address",type="string",JSONPath=".status.address.name",description="IPAddress allocated to the claim"

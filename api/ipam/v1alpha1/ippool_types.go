@@ -25,10 +25,11 @@ import (
 type AllocationStrategy string
 
 const (
-	// AllocationRandom picks uniformly among the free addresses. It is the default because
-	// pools shared by several machine deployments then rarely race for the same address.
+	// AllocationRandom picks uniformly among the free addresses of the whole pool.
 	AllocationRandom AllocationStrategy = "random"
-	// AllocationSequential picks the lowest free address.
+	// AllocationSequential picks the lowest free address of the first entry, in the
+	// order the entries are given, that has one: what ip-address-manager does, and what a
+	// pool without a strategy does.
 	AllocationSequential AllocationStrategy = "sequential"
 )
 
@@ -108,8 +109,10 @@ type IPPoolSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	NamePrefix string `json:"namePrefix"`
 
-	// AllocationStrategy is how a free address is chosen: random (default) or sequential.
-	// +kubebuilder:default=random
+	// AllocationStrategy is how a free address is chosen: sequential or random. The
+	// webhook sets sequential on a pool created without it; a pool stored without it (one
+	// ip-address-manager wrote before the field existed) behaves as sequential too. It has
+	// no schema default, since a schema default would be applied to such stored pools too.
 	// +optional
 	AllocationStrategy AllocationStrategy `json:"allocationStrategy,omitempty"`
 
@@ -141,11 +144,13 @@ type IPPoolStatus struct {
 	// managedFields entry per address in the object, nearly doubling what every write of a
 	// large pool cost the apiserver (test/bench).
 
-	// Allocations maps each claim name to its address. Plain strings: the controller writes
-	// them from validated IPAddresses, and a large pool would exceed the CEL cost budget.
+	// Indexes maps each claim name to its address, under ip-address-manager's name for it.
+	// Plain strings: the controller writes them from validated IPAddresses, and a large
+	// pool would exceed the CEL cost budget. Past a size (see the IndexesOmitted condition)
+	// it is no longer written; the IPAddresses carry the pool label instead.
 	// +optional
 	// +mapType=atomic
-	Allocations map[string]string `json:"allocations,omitempty"`
+	Indexes map[string]string `json:"indexes,omitempty"`
 
 	// Usage counts the pool's addresses.
 	// +optional
@@ -163,7 +168,7 @@ type IPPoolStatus struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=ippools,scope=Namespaced,categories=cluster-api;rackwire,shortName=ipp
+// +kubebuilder:resource:path=ippools,scope=Namespaced,categories=cluster-api;rackwire,shortName=ipp;ippool;m3ipp;m3ippool;m3ippools;metal3ipp;metal3ippool;metal3ippools
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".spec.clusterName",description="Cluster the pool belongs to"
 // +kubebuilder:printcolumn:name="Strategy",type="string",JSONPath=".spec.allocationStrategy",description="How free addresses are picked"

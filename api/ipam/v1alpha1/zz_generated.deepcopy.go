@@ -333,8 +333,8 @@ func (in *IPPoolStatus) DeepCopyInto(out *IPPoolStatus) {
 		in, out := &in.LastUpdated, &out.LastUpdated
 		*out = (*in).DeepCopy()
 	}
-	if in.Allocations != nil {
-		in, out := &in.Allocations, &out.Allocations
+	if in.Indexes != nil {
+		in, out := &in.Indexes, &out.Indexes
 		*out = make(map[string]string, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val

@@ -18,6 +18,7 @@ package ipam_test
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -34,19 +35,23 @@ var _ = Describe("Cluster API IPAddressClaims", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("get an IPAddress named after the claim, owned by it and the pool, protected, referenced and Ready", func() {
+	It("get an IPAddress named after its address, owned by the claim and the pool, protected, referenced and Ready", func() {
 		Expect(k8s.Create(ctx, newPool(ns, "capi", rangeOf("192.168.0.10", "192.168.0.20", "192.168.0.0/24", "192.168.0.1")))).To(Succeed())
 		Expect(k8s.Create(ctx, newCAPIClaim(ns, "machine-1-eth0", "capi"))).To(Succeed())
 		ip := boundCAPIAddress(ns, "machine-1-eth0")
-		Expect(ip.Name).To(Equal("machine-1-eth0"))
+		Expect(ip.Name).To(Equal(ipam.AddressName("capi", netip.MustParseAddr(ip.Spec.Address))))
 		Expect(ip.Spec.ClaimRef.Name).To(Equal("machine-1-eth0"))
 		Expect(ip.Spec.PoolRef).To(Equal(capiipamv1beta2.IPPoolReference{APIGroup: "ipam.metal3.io", Kind: "IPPool", Name: "capi"}))
 		Expect(ip.Spec.Prefix).To(HaveValue(BeEquivalentTo(24)))
 		Expect(ip.Spec.Gateway).To(Equal("192.168.0.1"))
-		Expect(ip.Finalizers).To(ContainElement(ipam.AddressFinalizer))
+		Expect(ip.Finalizers).To(ConsistOf(ipam.CAPIAddressFinalizer))
+		Expect(ip.Labels).To(HaveKeyWithValue(ipam.PoolLabel, "capi"))
 		Expect(ip.OwnerReferences).To(ContainElements(
 			And(HaveField("Kind", "IPAddressClaim"), HaveField("Name", "machine-1-eth0"), HaveField("Controller", HaveValue(BeTrue()))),
-			And(HaveField("Kind", "IPPool"), HaveField("Name", "capi"))))
+			And(HaveField("Kind", "IPPool"), HaveField("Name", "capi"), HaveField("BlockOwnerDeletion", HaveValue(BeTrue())))))
+		c := &capiipamv1beta2.IPAddressClaim{}
+		Expect(k8s.Get(ctx, key(ns, "machine-1-eth0"), c)).To(Succeed())
+		Expect(c.Finalizers).To(ConsistOf(ipam.CAPIClaimFinalizer))
 		Eventually(capiClaimReady(ns, "machine-1-eth0")).Should(HaveField("Status", metav1.ConditionTrue))
 
 		By("re-creating the IPAddress with the same values when it is deleted while the claim lives")
@@ -64,8 +69,21 @@ var _ = Describe("Cluster API IPAddressClaims", func() {
 		Expect(k8s.Delete(ctx, newCAPIClaim(ns, "machine-1-eth0", "capi"))).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(old), ip)) }).Should(BeTrue())
 		Eventually(func(g Gomega) {
-			g.Expect(poolStatus(ns, "capi")(g).Allocations).To(BeEmpty())
+			g.Expect(poolStatus(ns, "capi")(g).Indexes).To(BeEmpty())
+			g.Expect(poolStatus(ns, "capi")(g).Usage).To(HaveValue(HaveField("Used", BeEquivalentTo(0))))
 		}).Should(Succeed())
+	})
+
+	It("honour the ipAddress annotation and copy the claim's labels, as ip-address-manager does", func() {
+		Expect(k8s.Create(ctx, newPool(ns, "asked", rangeOf("192.168.0.10", "192.168.0.20", "192.168.0.0/24", "192.168.0.1")))).To(Succeed())
+		c := newCAPIClaim(ns, "wants-15", "asked")
+		c.Annotations = map[string]string{ipam.RequestedAddressAnnotation: "192.168.0.15"}
+		c.Labels = map[string]string{"cluster.x-k8s.io/deployment-name": "md-0"}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		ip := boundCAPIAddress(ns, "wants-15")
+		Expect(ip.Spec.Address).To(Equal("192.168.0.15"))
+		Expect(ip.Name).To(Equal("asked-192-168-0-15"))
+		Expect(ip.Labels).To(HaveKeyWithValue("cluster.x-k8s.io/deployment-name", "md-0"))
 	})
 
 	It("leave claims of other providers alone", func() {

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -129,4 +130,57 @@ func eventReasons(ns, name string) []string {
 		}
 	}
 	return out
+}
+
+// createCluster creates a Cluster API Cluster (the suite's minimal CRD), paused or not.
+func createCluster(ns, name string, paused bool) *unstructured.Unstructured {
+	cluster := &unstructured.Unstructured{}
+	cluster.SetAPIVersion("cluster.x-k8s.io/v1beta2")
+	cluster.SetKind("Cluster")
+	cluster.SetNamespace(ns)
+	cluster.SetName(name)
+	ExpectWithOffset(1, unstructured.SetNestedField(cluster.Object, paused, "spec", "paused")).To(Succeed())
+	ExpectWithOffset(1, k8s.Create(ctx, cluster)).To(Succeed())
+	return cluster
+}
+
+// setClusterPaused sets spec.paused of a Cluster.
+func setClusterPaused(cluster *unstructured.Unstructured, paused bool) {
+	EventuallyWithOffset(1, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cluster), cluster); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(cluster.Object, paused, "spec", "paused"); err != nil {
+			return err
+		}
+		return k8s.Update(ctx, cluster)
+	}).Should(Succeed())
+}
+
+// claimAddresses lists the IPAddresses of both kinds that name the claim.
+func claimAddresses(ns, claim string) (m3 []ipamv1alpha1.IPAddress, capi []capiipamv1beta2.IPAddress) {
+	var l1 ipamv1alpha1.IPAddressList
+	ExpectWithOffset(1, k8s.List(ctx, &l1, client.InNamespace(ns))).To(Succeed())
+	for _, ip := range l1.Items {
+		if ip.Spec.Claim.Name == claim {
+			m3 = append(m3, ip)
+		}
+	}
+	var l2 capiipamv1beta2.IPAddressList
+	ExpectWithOffset(1, k8s.List(ctx, &l2, client.InNamespace(ns))).To(Succeed())
+	for _, ip := range l2.Items {
+		if ip.Spec.ClaimRef.Name == claim {
+			capi = append(capi, ip)
+		}
+	}
+	return m3, capi
+}
+
+// addressCount counts the IPAddresses of both kinds in the namespace.
+func addressCount(g Gomega, ns string) int {
+	var l1 ipamv1alpha1.IPAddressList
+	g.Expect(k8s.List(ctx, &l1, client.InNamespace(ns))).To(Succeed())
+	var l2 capiipamv1beta2.IPAddressList
+	g.Expect(k8s.List(ctx, &l2, client.InNamespace(ns))).To(Succeed())
+	return len(l1.Items) + len(l2.Items)
 }

@@ -31,19 +31,25 @@ import (
 const (
 	// IndexPool indexes IPAddresses of both kinds by the name of their Metal3 IPPool.
 	IndexPool = "ipam.metal3.io/pool"
-	// IndexClaim indexes Metal3 IPAddresses by the name of their IPClaim (Cluster API
-	// IPAddresses are named after their claim and need no index).
+	// IndexClaim indexes IPAddresses of both kinds by the name of their claim
+	// (spec.claim, spec.claimRef): IPAddresses are named after their address, not their
+	// claim, so this is how a claim finds its own.
 	IndexClaim = "ipam.metal3.io/claim"
 )
+
+// OursRef reports whether a Cluster API pool reference names one of rackwire's IPPools;
+// the Cluster API webhooks judge only those objects.
+func OursRef(ref capiipamv1beta2.IPPoolReference) bool { return ours(ref) }
 
 // ours reports whether a Cluster API pool reference names one of our IPPools.
 func ours(ref capiipamv1beta2.IPPoolReference) bool {
 	return ref.APIGroup == ipamv1alpha1.GroupVersion.Group && ref.Kind == "IPPool" && ref.Name != ""
 }
 
-// RegisterIndexes adds the indexes. Both the reconcilers and the webhooks need them and
-// either may be set up alone, so a second registration is not an error.
-func RegisterIndexes(ctx context.Context, idx client.FieldIndexer) error {
+// RegisterIndexes adds the indexes, those of Cluster API IPAddresses only when capi says
+// that the API is installed. Both the reconcilers and the webhooks need them and either may
+// be set up alone, so a second registration is not an error.
+func RegisterIndexes(ctx context.Context, idx client.FieldIndexer, capi bool) error {
 	for _, i := range []struct {
 		obj   client.Object
 		field string
@@ -61,7 +67,16 @@ func RegisterIndexes(ctx context.Context, idx client.FieldIndexer) error {
 			}
 			return nil
 		}},
+		{&capiipamv1beta2.IPAddress{}, IndexClaim, func(o client.Object) []string {
+			if ip := o.(*capiipamv1beta2.IPAddress); ours(ip.Spec.PoolRef) {
+				return nonEmpty(ip.Spec.ClaimRef.Name)
+			}
+			return nil
+		}},
 	} {
+		if _, isCAPI := i.obj.(*capiipamv1beta2.IPAddress); isCAPI && !capi {
+			continue
+		}
 		if err := idx.IndexField(ctx, i.obj, i.field, i.fn); err != nil && !strings.Contains(err.Error(), "conflict") {
 			return err
 		}

@@ -18,10 +18,8 @@ package ipam
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,7 +27,6 @@ import (
 	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
 	"github.com/rackwire/rackwire/internal/ipalloc"
@@ -43,10 +40,14 @@ import (
 // IPAddressClaimReconciler serves Cluster API IPAddressClaims whose poolRef names one of our
 // IPPools, from the same allocators as the Metal3 claims.
 type IPAddressClaimReconciler struct {
-	client.Client
-	APIReader client.Reader
-	Registry  *Registry
-	Recorder  events.EventRecorder
+	binder
+	Recorder events.EventRecorder
+	Gate     *ClusterGate
+}
+
+// NewIPAddressClaimReconciler returns the reconciler of Cluster API IPAddressClaims.
+func NewIPAddressClaimReconciler(c client.Client, apiReader client.Reader, reg *Registry, rec events.EventRecorder, gate *ClusterGate) *IPAddressClaimReconciler {
+	return &IPAddressClaimReconciler{binder: binder{Client: c, APIReader: apiReader, Registry: reg, kind: capiKind}, Recorder: rec, Gate: gate}
 }
 
 // readyTrue is the reason of a true Ready condition in Cluster API v1beta2 conditions.
@@ -66,22 +67,19 @@ func (r *IPAddressClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	cluster := claim.Spec.ClusterName
-	if cluster == "" {
-		cluster = clusterOf(pool)
-	}
-	if p, err := paused(ctx, r.APIReader, claim.Namespace, cluster, withPool(pool, claim)...); err != nil || p {
+	cluster, err := r.Gate.state(ctx, claim.Namespace, claimCluster(claim.Spec.ClusterName, claim, clusterOf(pool)), withPool(pool, claim)...)
+	if err != nil || cluster == clusterPaused {
 		return ctrl.Result{RequeueAfter: retryPaused}, err
 	}
 	if !claim.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.delete(ctx, claim, pool)
+		return ctrl.Result{}, r.release(ctx, claim, pool, claim.Spec.PoolRef.Name)
 	}
-	if !controllerutil.ContainsFinalizer(claim, ClaimFinalizer) {
-		return ctrl.Result{}, client.IgnoreNotFound(addFinalizer(ctx, r.Client, claim, ClaimFinalizer))
+	if !r.kind.claimFin.on(claim) {
+		return ctrl.Result{}, client.IgnoreNotFound(r.kind.claimFin.add(ctx, r.Client, claim))
 	}
 
 	before := claim.DeepCopy()
-	out, err := r.bind(ctx, claim, pool)
+	out, err := r.bindClaim(ctx, claim, pool, cluster)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -101,119 +99,26 @@ func setIPAddressClaimStatus(claim *capiipamv1beta2.IPAddressClaim, out outcome)
 	meta.SetStatusCondition(&claim.Status.Conditions, cond)
 }
 
-func (r *IPAddressClaimReconciler) bind(ctx context.Context, claim *capiipamv1beta2.IPAddressClaim, pool *ipamv1alpha1.IPPool) (outcome, error) {
+func (r *IPAddressClaimReconciler) bindClaim(ctx context.Context, claim *capiipamv1beta2.IPAddressClaim, pool *ipamv1alpha1.IPPool, cluster clusterState) (outcome, error) {
 	if pool == nil {
-		return outcome{reason: ReasonPoolNotReady, message: fmt.Sprintf("IPPool %s not found", claim.Spec.PoolRef.Name), retry: retryPool}, nil
+		return poolMissing(claim.Spec.PoolRef.Name), nil
 	}
-	ip := &capiipamv1beta2.IPAddress{}
-	err := r.Get(ctx, client.ObjectKeyFromObject(claim), ip)
-	switch {
-	case err == nil && !ip.DeletionTimestamp.IsZero():
-		return r.recreate(ctx, claim, pool, ip)
-	case err == nil:
-		if ip.Spec.ClaimRef.Name != claim.Name || !ours(ip.Spec.PoolRef) {
-			return outcome{reason: ReasonAllocationFailed, message: "IPAddress " + ip.Name + " exists and belongs to another claim or provider", retry: retryExhausted}, nil
-		}
-		return bound(ip.Name), nil
-	case !apierrors.IsNotFound(err):
-		return outcome{}, err
+	want, out := requested(claim)
+	if out.reason != "" {
+		return out, nil
 	}
-
-	var a netip.Addr
-	var params ipalloc.Params
-	var pickErr error
-	if err := r.Registry.With(ctx, pool, func(s *poolState) error {
-		a, pickErr = s.pick(kindCAPI, claim.Name, netip.Addr{})
-		if pickErr != nil {
-			s.wait(kindCAPI, client.ObjectKeyFromObject(claim))
-			return nil
-		}
-		params = s.params(a)
-		return nil
-	}); err != nil {
-		return outcome{}, err
-	}
-	if pickErr != nil {
-		return pickFailure(pickErr), nil
-	}
-
-	ip, err = newCAPIAddress(r.Scheme(), pool, claim, a, params)
-	if err != nil {
-		return outcome{}, err
-	}
-	err = r.Create(ctx, ip)
-	switch {
-	case err == nil:
-		return bound(ip.Name), nil
-	case apierrors.IsAlreadyExists(err):
-		// Ours from an earlier attempt that the cache does not show yet, or the old object
-		// still going away before a re-create: look again shortly. The reservation stays,
-		// since it is the claim's address either way.
-		return outcome{retry: retryRace}, nil
-	default:
-		_ = r.Registry.With(ctx, pool, func(s *poolState) error {
-			s.unpick(kindCAPI, claim.Name, a)
-			return nil
-		})
-		return outcome{}, err
-	}
+	return r.bind(ctx, claim, pool, want, claim.Status.AddressRef.Name, cluster != clusterMissing)
 }
 
-// recreate lets an IPAddress deleted while its claim lives go, keeping its address for the
-// claim, so that the next reconcile creates it again with the same values (the contract's
-// first option).
-func (r *IPAddressClaimReconciler) recreate(ctx context.Context, claim *capiipamv1beta2.IPAddressClaim, pool *ipamv1alpha1.IPPool,
-	ip *capiipamv1beta2.IPAddress) (outcome, error) {
-	if a, _, ok := capiHolder(ip); ok {
-		if err := r.Registry.With(ctx, pool, func(s *poolState) error {
-			s.keep(kindCAPI, claim.Name, a)
-			return nil
-		}); err != nil {
-			return outcome{}, err
-		}
-	}
-	if err := removeFinalizer(ctx, r.Client, ip, AddressFinalizer); err != nil {
-		return outcome{}, err
-	}
-	return outcome{retry: retryRace}, nil
-}
-
-func (r *IPAddressClaimReconciler) delete(ctx context.Context, claim *capiipamv1beta2.IPAddressClaim, pool *ipamv1alpha1.IPPool) error {
-	if !controllerutil.ContainsFinalizer(claim, ClaimFinalizer) {
-		return nil
-	}
-	// A live read: the cache may not show an address created a moment ago.
-	ip := &capiipamv1beta2.IPAddress{}
-	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(claim), ip)
-	switch {
-	case err == nil && ip.Spec.ClaimRef.Name == claim.Name:
-		if err := release(ctx, r.Client, ip); err != nil {
-			return err
-		}
-	case err != nil && !apierrors.IsNotFound(err):
-		return err
-	}
-	if pool != nil {
-		_ = r.Registry.With(ctx, pool, func(s *poolState) error {
-			if a, ok := s.held(holderKey(kindCAPI, claim.Name)); ok {
-				s.unpick(kindCAPI, claim.Name, a)
-			}
-			return nil
-		})
-	}
-	return removeFinalizer(ctx, r.Client, claim, ClaimFinalizer)
-}
-
-// newCAPIAddress is the contract's IPAddress for claim: named after it, owned by it (as
-// its controller) and by the pool, and protected by a finalizer.
+// newCAPIAddress is the contract's IPAddress for claim: named after its address as
+// ip-address-manager names it (so that the apiserver refuses a second one), owned by the
+// claim (as its controller) and by the pool, and protected by a finalizer.
 func newCAPIAddress(scheme *runtime.Scheme, pool *ipamv1alpha1.IPPool,
 	claim *capiipamv1beta2.IPAddressClaim, a netip.Addr, p ipalloc.Params) (*capiipamv1beta2.IPAddress, error) {
 	ip := &capiipamv1beta2.IPAddress{}
-	ip.Name, ip.Namespace = claim.Name, claim.Namespace
-	ip.Finalizers = []string{AddressFinalizer}
-	if c := clusterOf(pool); c != "" {
-		ip.Labels = map[string]string{ClusterNameLabel: c}
-	}
+	ip.Name, ip.Namespace = AddressName(pool.Spec.NamePrefix, a), claim.Namespace
+	ip.Finalizers = []string{CAPIAddressFinalizer}
+	ip.Labels = addressLabels(pool, claim)
 	prefix := int32(p.Prefix)
 	ip.Spec = capiipamv1beta2.IPAddressSpec{
 		ClaimRef: capiipamv1beta2.IPAddressClaimReference{Name: claim.Name},

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +31,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
-	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -40,6 +41,29 @@ import (
 // +kubebuilder:rbac:groups=ipam.metal3.io,resources=ippools,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=ipam.metal3.io,resources=ippools/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=ipam.metal3.io,resources=ippools/finalizers,verbs=update
+
+// ConditionDuplicateAddress is true on a pool while one of its addresses is held by more
+// than one IPAddress object (a Metal3 and a Cluster API one, which the apiserver cannot
+// refuse since they are of different kinds); its Event has the same reason.
+const ConditionDuplicateAddress = "DuplicateAddress"
+
+// ConditionIndexesOmitted is true on a pool whose status.indexes grew past IndexesBudget
+// and is no longer written; its Event has the same reason.
+const ConditionIndexesOmitted = "IndexesOmitted"
+
+// IndexesBudget is the most bytes of status.indexes a pool's status carries. etcd refuses
+// requests past 1.5 MiB, and a pool status a sizeable part of that costs every write and
+// every watcher in proportion (about 20,000 CAPM3-length claim names froze a pool's status).
+const IndexesBudget = 512 << 10
+
+// indexesSize is the size of the map in the JSON of the object.
+func indexesSize(m map[string]string) int {
+	n := 2
+	for k, v := range m {
+		n += len(k) + len(v) + 6 // quotes, colon, comma
+	}
+	return n
+}
 
 // Reasons of an IPPool's Ready condition.
 const (
@@ -52,10 +76,14 @@ const (
 // pre-allocations), its clusterctl move label, and its deletion until it is unused.
 type IPPoolReconciler struct {
 	client.Client
-	Registry *Registry
-	Recorder events.EventRecorder
+	// APIReader confirms, past the cache, that the claim of an orphaned address is gone.
+	APIReader client.Reader
+	Registry  *Registry
+	Recorder  events.EventRecorder
 	// Activity says when each pool's addresses last changed and its status was last written.
 	Activity *poolActivity
+	// CAPI: the Cluster API IPAM API is installed, so its IPAddresses count too.
+	CAPI bool
 }
 
 // poolView is what the pool's IPAddresses of both kinds and its spec say about it.
@@ -64,6 +92,15 @@ type poolView struct {
 	addresses         int
 	specErrs          field.ErrorList
 	total, used, free int64
+	// duplicates describes each address held by more than one IPAddress object.
+	duplicates []string
+	// orphans are IPAddresses whose claim is gone (or is another object of the same name).
+	orphans []orphan
+}
+
+type orphan struct {
+	obj  client.Object
+	kind addressKind
 }
 
 // Reconcile refreshes one IPPool's status, labels and finalizer.
@@ -95,7 +132,10 @@ func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if !pool.DeletionTimestamp.IsZero() && view.addresses == 0 {
 		r.Registry.Forget(req.NamespacedName)
-		return ctrl.Result{}, removeFinalizer(ctx, r.Client, pool, PoolFinalizer)
+		return ctrl.Result{}, poolFinalizers.remove(ctx, r.Client, pool)
+	}
+	if err := r.releaseOrphans(ctx, view.orphans); err != nil {
+		return ctrl.Result{}, err
 	}
 	if pool.DeletionTimestamp.IsZero() {
 		// A spec change rebuilds the allocator, which wakes the claims waiting for room.
@@ -116,6 +156,14 @@ func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		readyReason(before.Status.Conditions) != ReasonPoolExhausted {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, ReasonPoolExhausted, "Allocate", "%s", c.Message)
 	}
+	if c := meta.FindStatusCondition(pool.Status.Conditions, ConditionIndexesOmitted); c != nil &&
+		meta.FindStatusCondition(before.Status.Conditions, ConditionIndexesOmitted) == nil {
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, ConditionIndexesOmitted, "UpdateStatus", "%s", c.Message)
+	}
+	if c := meta.FindStatusCondition(pool.Status.Conditions, ConditionDuplicateAddress); c != nil &&
+		!equality.Semantic.DeepEqual(c, meta.FindStatusCondition(before.Status.Conditions, ConditionDuplicateAddress)) {
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, ConditionDuplicateAddress, "Allocate", "%s", c.Message)
+	}
 	return ctrl.Result{}, client.IgnoreNotFound(r.Status().Patch(ctx, pool, client.MergeFrom(before)))
 }
 
@@ -123,13 +171,15 @@ func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // cluster, the clusterctl move label.
 func hasMetadata(pool *ipamv1alpha1.IPPool) bool {
 	c := clusterOf(pool)
-	return controllerutil.ContainsFinalizer(pool, PoolFinalizer) && (c == "" || pool.Labels[ClusterNameLabel] == c)
+	return poolFinalizers.on(pool) && (c == "" || pool.Labels[ClusterNameLabel] == c)
 }
 
 // addMetadata adds the finalizer and the clusterctl move label with a patch of their own.
 func (r *IPPoolReconciler) addMetadata(ctx context.Context, pool *ipamv1alpha1.IPPool) error {
 	before := pool.DeepCopy()
-	controllerutil.AddFinalizer(pool, PoolFinalizer)
+	if !poolFinalizers.on(pool) {
+		controllerutil.AddFinalizer(pool, PoolFinalizer)
+	}
 	if c := clusterOf(pool); c != "" {
 		if pool.Labels == nil {
 			pool.Labels = map[string]string{}
@@ -159,27 +209,35 @@ func (r *IPPoolReconciler) view(ctx context.Context, pool *ipamv1alpha1.IPPool) 
 	for claim, a := range pre {
 		use(claim, a)
 	}
-	var m3 ipamv1alpha1.IPAddressList
-	if err := r.List(ctx, &m3, client.InNamespace(pool.Namespace), client.MatchingFields{IndexPool: pool.Name},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return v, err
-	}
-	for i := range m3.Items {
-		if a, _, ok := metal3Holder(&m3.Items[i]); ok {
-			use(m3.Items[i].Spec.Claim.Name, a)
+	holders := map[netip.Addr][]string{}
+	for _, k := range r.kinds() {
+		list := k.newList()
+		if err := r.List(ctx, list, client.InNamespace(pool.Namespace), client.MatchingFields{IndexPool: pool.Name},
+			client.UnsafeDisableDeepCopy); err != nil {
+			return v, err
+		}
+		for _, o := range k.items(list) {
+			v.addresses++
+			a, claim, _, ok := k.holds(o)
+			if !ok {
+				continue
+			}
+			use(claim, a)
+			holders[a] = append(holders[a], describeAddress(k, o, claim))
+			if gone, err := r.claimGone(ctx, k, o, claim); err != nil {
+				return v, err
+			} else if gone {
+				v.orphans = append(v.orphans, orphan{o, k})
+			}
 		}
 	}
-	var capi capiipamv1beta2.IPAddressList
-	if err := r.List(ctx, &capi, client.InNamespace(pool.Namespace), client.MatchingFields{IndexPool: pool.Name},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return v, err
-	}
-	for i := range capi.Items {
-		if a, _, ok := capiHolder(&capi.Items[i]); ok {
-			use(capi.Items[i].Spec.ClaimRef.Name, a)
+	for a, hs := range holders {
+		if len(hs) > 1 {
+			slices.Sort(hs)
+			v.duplicates = append(v.duplicates, fmt.Sprintf("%s is held by %s", a, strings.Join(hs, " and ")))
 		}
 	}
-	v.addresses = len(m3.Items) + len(capi.Items)
+	slices.Sort(v.duplicates)
 	if alloc != nil {
 		c := alloc.Counts()
 		// Each count saturates on its own (a /64 has more than 2^63), so used is not
@@ -191,8 +249,25 @@ func (r *IPPoolReconciler) view(ctx context.Context, pool *ipamv1alpha1.IPPool) 
 
 // setIPPoolStatus is the one place where an IPPool's status is written.
 func setIPPoolStatus(pool *ipamv1alpha1.IPPool, v poolView) {
-	if !maps.Equal(pool.Status.Allocations, v.allocations) {
-		pool.Status.Allocations = v.allocations
+	size := indexesSize(v.allocations)
+	switch {
+	case size > IndexesBudget:
+		pool.Status.Indexes = nil
+		label := fmt.Sprintf("kubectl get ipaddresses.ipam.metal3.io,ipaddresses.ipam.cluster.x-k8s.io -n %s -l %s=%s", pool.Namespace, PoolLabel, pool.Name)
+		if len(pool.Name) > 63 {
+			label = "their spec.pool.name (spec.poolRef.name): the pool's name is too long for the " + PoolLabel + " label"
+		}
+		meta.SetStatusCondition(&pool.Status.Conditions, metav1.Condition{
+			Type: ConditionIndexesOmitted, Status: metav1.ConditionTrue, Reason: ConditionIndexesOmitted, ObservedGeneration: pool.Generation,
+			Message: fmt.Sprintf("status.indexes is not written: its %d entries would take %d KiB, over the %d KiB that keep the pool's "+
+				"status writes well under etcd's request limit; the counts and conditions stay current; list the addresses with %s",
+				len(v.allocations), size/1024, IndexesBudget/1024, label),
+		})
+	case !maps.Equal(pool.Status.Indexes, v.allocations):
+		pool.Status.Indexes = v.allocations
+	}
+	if size <= IndexesBudget {
+		meta.RemoveStatusCondition(&pool.Status.Conditions, ConditionIndexesOmitted)
 	}
 	pool.Status.Usage = &ipamv1alpha1.IPPoolUsage{Total: v.total, Used: v.used, Free: v.free}
 	pool.Status.ObservedGeneration = pool.Generation
@@ -211,4 +286,13 @@ func setIPPoolStatus(pool *ipamv1alpha1.IPPool, v poolView) {
 		cond.Message = fmt.Sprintf("all %d addresses are in use", v.total)
 	}
 	meta.SetStatusCondition(&pool.Status.Conditions, cond)
+	if len(v.duplicates) == 0 {
+		meta.RemoveStatusCondition(&pool.Status.Conditions, ConditionDuplicateAddress)
+		return
+	}
+	meta.SetStatusCondition(&pool.Status.Conditions, metav1.Condition{
+		Type: ConditionDuplicateAddress, Status: metav1.ConditionTrue, Reason: ConditionDuplicateAddress,
+		Message: strings.Join(v.duplicates, "; ") + ": another manager (a second ip-address-manager or rackwire) wrote to this pool; " +
+			"delete the claim that should not have the address", ObservedGeneration: pool.Generation,
+	})
 }

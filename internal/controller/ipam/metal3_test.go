@@ -60,7 +60,8 @@ var _ = Describe("Metal3 IPClaims", func() {
 			Expect(seen).NotTo(HaveKey(a.String()), "address given twice")
 			seen[a.String()] = name
 			Expect(ip.Name).To(Equal(ipam.AddressName("sparse", a)))
-			Expect(ip.Finalizers).To(ContainElement(ipam.AddressFinalizer))
+			Expect(ip.Finalizers).To(ConsistOf(ipam.AddressFinalizer))
+			Expect(ip.Labels).To(HaveKeyWithValue(ipam.PoolLabel, "sparse"))
 			Expect(ip.Spec.Claim.Name).To(Equal(name))
 			Expect(ip.Spec.Pool.Name).To(Equal("sparse"))
 			var kinds []string
@@ -83,12 +84,19 @@ var _ = Describe("Metal3 IPClaims", func() {
 		}
 		Expect(seen).To(HaveLen(5))
 
-		By("keeping the address while its claim lives, even when someone deletes it")
+		By("re-creating the IPAddress with the same name and values when someone deletes it while its claim lives")
 		ip := boundAddress(ns, "claim-0")
+		old := ip.DeepCopy()
 		Expect(k8s.Delete(ctx, ip)).To(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ip), ip)).To(Succeed())
-		}, 3*time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := &ipamv1alpha1.IPAddress{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(old), got)).To(Succeed())
+			g.Expect(got.UID).NotTo(Equal(old.UID))
+			g.Expect(got.DeletionTimestamp).To(BeNil())
+			g.Expect(got.Spec).To(Equal(old.Spec))
+			g.Expect(got.OwnerReferences).To(Equal(old.OwnerReferences))
+		}).Should(Succeed())
+		Expect(boundAddress(ns, "claim-0").Name).To(Equal(old.Name))
 
 		By("releasing it when the claim goes")
 		Expect(k8s.Delete(ctx, newClaim(ns, "claim-0", "sparse"))).To(Succeed())
@@ -106,7 +114,7 @@ var _ = Describe("Metal3 IPClaims", func() {
 		pool.Spec.PreAllocations = map[string]ipamv1alpha1.IPAddressStr{"renderdata-9": "192.168.0.8"}
 		Expect(k8s.Create(ctx, pool)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(poolStatus(ns, "pre")(g).Allocations).To(HaveKeyWithValue("renderdata-9", "192.168.0.8"))
+			g.Expect(poolStatus(ns, "pre")(g).Indexes).To(HaveKeyWithValue("renderdata-9", "192.168.0.8"))
 		}).Should(Succeed())
 
 		By("not handing the pre-allocated address to another claim, even lowest-first")
@@ -148,14 +156,24 @@ var _ = Describe("Metal3 IPClaims", func() {
 		Eventually(claimReady(ns, "outside")).Should(HaveField("Message", ContainSubstring("not an address the pool hands out")))
 	})
 
-	It("pick randomly by default, lowest-first on request, and never hand out gateway, network or broadcast", func() {
+	It("pick lowest-first by default (set on create), randomly on request, and never hand out gateway, network or broadcast", func() {
 		random := newPool(ns, "random", ipamv1alpha1.Pool{Subnet: subnet("10.0.0.0/28"), Gateway: addr("10.0.0.1"), Prefix: 28})
+		random.Spec.AllocationStrategy = ipamv1alpha1.AllocationRandom
 		Expect(k8s.Create(ctx, random)).To(Succeed())
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(random), random)).To(Succeed())
-		Expect(random.Spec.AllocationStrategy).To(Equal(ipamv1alpha1.AllocationRandom))
 		seq := newPool(ns, "seq", ipamv1alpha1.Pool{Subnet: subnet("10.0.1.0/28"), Gateway: addr("10.0.1.1"), Prefix: 28})
-		seq.Spec.AllocationStrategy = ipamv1alpha1.AllocationSequential
 		Expect(k8s.Create(ctx, seq)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(seq), seq)).To(Succeed())
+		Expect(seq.Spec.AllocationStrategy).To(Equal(ipamv1alpha1.AllocationSequential))
+
+		By("not defaulting the strategy on an update: a pool stored without one stays without one")
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(seq), seq); err != nil {
+				return err
+			}
+			seq.Spec.AllocationStrategy = ""
+			return k8s.Update(ctx, seq)
+		}).Should(Succeed())
+		Expect(seq.Spec.AllocationStrategy).To(BeEmpty())
 
 		// 13 usable addresses in each: .2 to .14.
 		for i := range 13 {
@@ -186,7 +204,7 @@ var _ = Describe("Metal3 IPClaims", func() {
 		var st ipamv1alpha1.IPPoolStatus
 		Eventually(func(g Gomega) {
 			st = poolStatus(ns, "status")(g)
-			g.Expect(st.Allocations).To(Equal(map[string]string{"a": string(ip.Spec.Address)}))
+			g.Expect(st.Indexes).To(Equal(map[string]string{"a": string(ip.Spec.Address)}))
 			g.Expect(st.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 4, Used: 1, Free: 3})))
 			g.Expect(st.Conditions).To(ContainElement(And(HaveField("Type", ipamv1alpha1.ConditionReady), HaveField("Status", metav1.ConditionTrue))))
 			g.Expect(st.LastUpdated).NotTo(BeNil())
@@ -282,6 +300,7 @@ var _ = Describe("Metal3 IPClaims", func() {
 	})
 
 	It("lose nothing when the pool status is lost (clusterctl move), and count external addresses", func() {
+		createCluster(ns, "cluster-1", false)
 		pool := newPool(ns, "moved", rangeOf("192.168.0.10", "192.168.0.20", "192.168.0.0/24", "192.168.0.1"))
 		pool.Spec.ClusterName = ptr.To("cluster-1")
 		pool.Spec.PreAllocations = map[string]ipamv1alpha1.IPAddressStr{"later": "192.168.0.20"}
@@ -309,8 +328,8 @@ var _ = Describe("Metal3 IPClaims", func() {
 		var before ipamv1alpha1.IPPoolStatus
 		Eventually(func(g Gomega) {
 			before = poolStatus(ns, "moved")(g)
-			g.Expect(before.Allocations).To(HaveLen(6)) // 4 claims, the external address, the pre-allocation
-			g.Expect(before.Allocations).To(HaveKeyWithValue("external-bmc", "192.168.0.15"))
+			g.Expect(before.Indexes).To(HaveLen(6)) // 4 claims, the external address, the pre-allocation
+			g.Expect(before.Indexes).To(HaveKeyWithValue("external-bmc", "192.168.0.15"))
 			g.Expect(before.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 11, Used: 6, Free: 5})))
 		}).Should(Succeed())
 
@@ -320,7 +339,7 @@ var _ = Describe("Metal3 IPClaims", func() {
 		Expect(k8s.Status().Update(ctx, pool)).To(Succeed())
 		Eventually(func(g Gomega) {
 			after := poolStatus(ns, "moved")(g)
-			g.Expect(after.Allocations).To(Equal(before.Allocations))
+			g.Expect(after.Indexes).To(Equal(before.Indexes))
 			g.Expect(after.Usage).To(Equal(before.Usage))
 		}).Should(Succeed())
 	})

@@ -21,14 +21,12 @@ import (
 	"strings"
 )
 
-// AddressName is the name of the Metal3 IPAddress holding a, as ip-address-manager names
-// it: the apiserver then refuses a second IPAddress for one address of a pool.
+// AddressName is the name of the IPAddress (of either kind) holding a, as
+// ip-address-manager names it: the apiserver then refuses a second IPAddress of one kind
+// for one address of a pool, whichever manager (a second replica, a stale leader,
+// ip-address-manager itself) writes it. Trailing dashes are trimmed as upstream does
+// ("fd00:1::" gives "<prefix>-fd00-1"), which also keeps the name valid.
 func AddressName(namePrefix string, a netip.Addr) string {
 	s := strings.NewReplacer(".", "-", ":", "-").Replace(a.Unmap().String())
-	if strings.HasSuffix(s, "-") {
-		// An IPv6 address ending in "::" would give a name ending in a dash, which is not a
-		// valid object name; "::0" is the same address and no canonical form prints it.
-		s += "0"
-	}
-	return namePrefix + "-" + s
+	return strings.TrimRight(namePrefix+"-"+s, "-")
 }

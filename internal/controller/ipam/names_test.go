@@ -31,7 +31,7 @@ func TestAddressName(t *testing.T) {
 		{"pool", "::ffff:10.0.0.1", "pool-10-0-0-1"},
 		{"v6", "fd00:0:0:1::2", "v6-fd00-0-0-1--2"},
 		{"v6", "FD00::A", "v6-fd00--a"},
-		{"v6", "fd00:1::", "v6-fd00-1--0"},
+		{"v6", "fd00:1::", "v6-fd00-1"},
 		{"v6", "::1", "v6---1"},
 	} {
 		t.Run(tc.addr, func(t *testing.T) {

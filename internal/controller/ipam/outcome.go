@@ -18,6 +18,7 @@ package ipam
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/rackwire/rackwire/internal/ipalloc"
@@ -30,6 +31,8 @@ const (
 	ReasonAllocationFailed = "AllocationFailed"
 	ReasonPoolNotReady     = "PoolNotReady"
 	ReasonPoolExhausted    = "PoolExhausted"
+	// ReasonWaitingForCluster: the claim names a Cluster that does not exist.
+	ReasonWaitingForCluster = "WaitingForCluster"
 )
 
 // How long a claim waits before it tries again by itself. Exhaustion and conflicts are
@@ -48,6 +51,15 @@ type outcome struct {
 	reason  string
 	message string
 	retry   time.Duration
+	// transient: a state expected to pass by itself (a pool not created yet). Metal3 claims
+	// then leave errorMessage unset, since CAPM3 copies it into Metal3Data as a failure.
+	transient bool
+}
+
+// poolMissing is the outcome of a claim whose pool does not exist (yet): transient, since
+// pools and claims are often applied together.
+func poolMissing(name string) outcome {
+	return outcome{reason: ReasonPoolNotReady, message: fmt.Sprintf("IPPool %s not found", name), retry: retryPool, transient: true}
 }
 
 func bound(name string) outcome { return outcome{address: name, reason: ReasonAllocated} }

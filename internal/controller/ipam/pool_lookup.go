@@ -55,9 +55,10 @@ func withPool(pool *ipamv1alpha1.IPPool, claim client.Object) []client.Object {
 }
 
 // owners makes the claim the controller of an IPAddress and the pool one more owner, so
-// that clusterctl move carries addresses along with both.
+// that clusterctl move carries addresses along with both. The pool's reference blocks its
+// deletion in the foreground until the address is gone.
 func owners(scheme *runtime.Scheme, ip, pool, claim client.Object) error {
-	if err := controllerutil.SetOwnerReference(pool, ip, scheme, controllerutil.WithBlockOwnerDeletion(false)); err != nil {
+	if err := controllerutil.SetOwnerReference(pool, ip, scheme, controllerutil.WithBlockOwnerDeletion(true)); err != nil {
 		return err
 	}
 	return controllerutil.SetControllerReference(claim, ip, scheme)

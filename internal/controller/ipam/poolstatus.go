@@ -56,7 +56,7 @@ func statusWait(pool *ipamv1alpha1.IPPool, written, changed, now time.Time) time
 	}
 	wait := written.Add(PoolStatusInterval).Sub(now)
 	if quiet := changed.Add(PoolStatusInterval).Sub(now); quiet > wait {
-		spaced := written.Add(StatusSpacing(len(pool.Status.Allocations))).Sub(now)
+		spaced := written.Add(StatusSpacing(len(pool.Status.Indexes))).Sub(now)
 		wait = max(wait, min(quiet, spaced))
 	}
 	return wait

@@ -17,10 +17,13 @@ limitations under the License.
 package ipam
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
@@ -36,9 +39,9 @@ func TestStatusWait(t *testing.T) {
 		if !lastUpdated.IsZero() {
 			p.Status.LastUpdated = &metav1.Time{Time: lastUpdated}
 		}
-		p.Status.Allocations = map[string]string{}
+		p.Status.Indexes = map[string]string{}
 		for i := range allocations {
-			p.Status.Allocations[fmt.Sprintf("c-%d", i)] = "10.0.0.1"
+			p.Status.Indexes[fmt.Sprintf("c-%d", i)] = "10.0.0.1"
 		}
 		return p
 	}
@@ -86,7 +89,7 @@ func TestStatusOnly(t *testing.T) {
 		change func(*ipamv1alpha1.IPPool)
 		want   bool
 	}{
-		{"status", func(p *ipamv1alpha1.IPPool) { p.Status.Allocations = map[string]string{"c": "10.0.0.1"} }, true},
+		{"status", func(p *ipamv1alpha1.IPPool) { p.Status.Indexes = map[string]string{"c": "10.0.0.1"} }, true},
 		{"spec", func(p *ipamv1alpha1.IPPool) { p.Generation++ }, false},
 		{"deletion", func(p *ipamv1alpha1.IPPool) { now := metav1.Now(); p.DeletionTimestamp = &now }, false},
 		{"finalizers", func(p *ipamv1alpha1.IPPool) { p.Finalizers = nil }, false},
@@ -100,5 +103,38 @@ func TestStatusOnly(t *testing.T) {
 				t.Fatalf("statusOnly = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestIndexesBudget(t *testing.T) {
+	view := func(n int) poolView {
+		v := poolView{allocations: map[string]string{}, total: 1 << 20, used: int64(n), free: 1<<20 - int64(n)}
+		for i := range n {
+			// CAPM3's claim names: <machine>-<data template>-<network>, about 60 characters.
+			v.allocations[fmt.Sprintf("cluster-a-workers-md-0-abcde-fghij-xyz12-provisioning-%06d", i)] = fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255)
+		}
+		return v
+	}
+	pool := &ipamv1alpha1.IPPool{}
+	pool.Name, pool.Namespace = "big", "ns"
+
+	setIPPoolStatus(pool, view(1000))
+	if len(pool.Status.Indexes) != 1000 || meta.FindStatusCondition(pool.Status.Conditions, ConditionIndexesOmitted) != nil {
+		t.Fatalf("1,000 claims: %d indexes, conditions %v", len(pool.Status.Indexes), pool.Status.Conditions)
+	}
+	setIPPoolStatus(pool, view(25000))
+	c := meta.FindStatusCondition(pool.Status.Conditions, ConditionIndexesOmitted)
+	if pool.Status.Indexes != nil || c == nil || !strings.Contains(c.Message, "-l ipam.metal3.io/ippool=big") {
+		t.Fatalf("25,000 claims: %d indexes, condition %v", len(pool.Status.Indexes), c)
+	}
+	if pool.Status.Usage.Used != 25000 {
+		t.Fatalf("counts not kept current: %+v", pool.Status.Usage)
+	}
+	if data, _ := json.Marshal(pool); len(data) > IndexesBudget {
+		t.Fatalf("the pool is %d bytes", len(data))
+	}
+	setIPPoolStatus(pool, view(10))
+	if len(pool.Status.Indexes) != 10 || meta.FindStatusCondition(pool.Status.Conditions, ConditionIndexesOmitted) != nil {
+		t.Fatalf("back to 10 claims: %d indexes, conditions %v", len(pool.Status.Indexes), pool.Status.Conditions)
 	}
 }

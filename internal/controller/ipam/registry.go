@@ -65,7 +65,14 @@ var (
 // Registry holds one allocator per IPPool. It is the only place that decides which address
 // a claim gets: the apiserver is told afterwards, by creating the IPAddress.
 type Registry struct {
-	cache client.Reader
+	// live lists a pool's IPAddresses when its allocator is first built. Not the cache: a
+	// new leader's informers may still be catching up after an apiserver restart, and an
+	// allocator built from them would hand out an address whose IPAddress of the other
+	// kind it has not seen yet, which the apiserver (names are unique per kind) cannot
+	// refuse. Afterwards the informer events keep it current; a late event of an object
+	// the listing already showed changes nothing.
+	live client.Reader
+	capi bool // the Cluster API IPAM API is installed
 
 	mu    sync.Mutex
 	pools map[types.NamespacedName]*poolState
@@ -97,9 +104,10 @@ type poolState struct {
 	wake       map[string]chan<- event.TypedGenericEvent[types.NamespacedName]
 }
 
-// NewRegistry returns a registry that builds pools from the cache c.
-func NewRegistry(c client.Reader) *Registry {
-	return &Registry{cache: c, pools: map[types.NamespacedName]*poolState{}, wake: map[string]chan<- event.TypedGenericEvent[types.NamespacedName]{}}
+// NewRegistry returns a registry that builds pools from live listings of live, counting
+// Cluster API IPAddresses when capi says their API is installed.
+func NewRegistry(live client.Reader, capi bool) *Registry {
+	return &Registry{live: live, capi: capi, pools: map[types.NamespacedName]*poolState{}, wake: map[string]chan<- event.TypedGenericEvent[types.NamespacedName]{}}
 }
 
 // wakeups is the source through which the controller of claims of kind hears that an
@@ -129,7 +137,7 @@ func (r *Registry) With(ctx context.Context, pool *ipamv1alpha1.IPPool, fn func(
 }
 
 // state finds or builds the pool's state. The registry lock is held across the first build
-// so that no IPAddress event slips between the cache listing and the first event applied.
+// so that no IPAddress event slips between the listing and the first event applied.
 func (r *Registry) state(ctx context.Context, pool *ipamv1alpha1.IPPool) (*poolState, error) {
 	key := client.ObjectKeyFromObject(pool)
 	r.mu.Lock()
@@ -147,21 +155,23 @@ func (r *Registry) state(ctx context.Context, pool *ipamv1alpha1.IPPool) (*poolS
 	}
 	s.rebuild(pool)
 	var m3 ipamv1alpha1.IPAddressList
-	if err := r.cache.List(ctx, &m3, client.InNamespace(pool.Namespace), client.MatchingFields{IndexPool: pool.Name}); err != nil {
+	if err := r.live.List(ctx, &m3, client.InNamespace(pool.Namespace)); err != nil {
 		return nil, err
 	}
 	for i := range m3.Items {
-		if a, key, ok := metal3Holder(&m3.Items[i]); ok {
+		if a, key, ok := metal3Holder(&m3.Items[i]); ok && m3.Items[i].Spec.Pool.Name == pool.Name {
 			s.add(a, key, m3.Items[i].UID)
 		}
 	}
-	var capi capiipamv1beta2.IPAddressList
-	if err := r.cache.List(ctx, &capi, client.InNamespace(pool.Namespace), client.MatchingFields{IndexPool: pool.Name}); err != nil {
-		return nil, err
-	}
-	for i := range capi.Items {
-		if a, key, ok := capiHolder(&capi.Items[i]); ok {
-			s.add(a, key, capi.Items[i].UID)
+	if r.capi {
+		var capi capiipamv1beta2.IPAddressList
+		if err := r.live.List(ctx, &capi, client.InNamespace(pool.Namespace)); err != nil {
+			return nil, err
+		}
+		for i := range capi.Items {
+			if a, key, ok := capiHolder(&capi.Items[i]); ok && capi.Items[i].Spec.PoolRef.Name == pool.Name {
+				s.add(a, key, capi.Items[i].UID)
+			}
 		}
 	}
 	r.pools[key] = s
@@ -186,9 +196,9 @@ func (r *Registry) built(pool types.NamespacedName) *poolState {
 // held, so a spec change loses no reservation, not even one whose create is in flight.
 func (s *poolState) rebuild(pool *ipamv1alpha1.IPPool) {
 	s.generation = pool.Generation
-	s.strategy = ipalloc.Random
-	if pool.Spec.AllocationStrategy == ipamv1alpha1.AllocationSequential {
-		s.strategy = ipalloc.Sequential
+	s.strategy = ipalloc.InOrder
+	if pool.Spec.AllocationStrategy == ipamv1alpha1.AllocationRandom {
+		s.strategy = ipalloc.Random
 	}
 	s.spec = *pool.Spec.DeepCopy()
 	s.alloc, s.specErrs = BuildPool(&pool.Spec)
@@ -212,8 +222,12 @@ func (s *poolState) rebuild(pool *ipamv1alpha1.IPPool) {
 	s.wakeAll()
 }
 
-// add records that key holds a.
+// add records that key holds a. A reservation of key at another address whose object was
+// never seen goes: the claim has a real object now, and holds one address.
 func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
+	if old, ok := s.byKey[key]; ok && old != a && uid != uidPending && s.holders[old][key] == uidPending {
+		s.remove(old, key, uidPending)
+	}
 	h := s.holders[a]
 	if h == nil {
 		h = map[string]types.UID{}

@@ -56,7 +56,11 @@ func holdingOf(obj any) (holding, bool) {
 // stores an object before it calls any handler, which is what makes the first build (a
 // listing of the cache) and the events agree.
 func (r *Registry) Watch(ctx context.Context, c cache.Cache) error {
-	for _, obj := range []client.Object{&ipamv1alpha1.IPAddress{}, &capiipamv1beta2.IPAddress{}} {
+	kinds := []client.Object{&ipamv1alpha1.IPAddress{}}
+	if r.capi {
+		kinds = append(kinds, &capiipamv1beta2.IPAddress{})
+	}
+	for _, obj := range kinds {
 		inf, err := c.GetInformer(ctx, obj)
 		if err != nil {
 			return err

@@ -30,6 +30,10 @@ import (
 var _ = Describe("the IPAM samples that make dev applies", func() {
 	It("bind, and the externally managed address is kept out of the pool", func() {
 		ns := newNamespace()
+		// The samples' pools belong to cluster-1; this suite installs the Cluster CRD, and a
+		// claim whose Cluster does not exist allocates nothing. (make dev has no Cluster
+		// API core, so there nothing waits for a Cluster.)
+		createCluster(ns, "cluster-1", false)
 		objs, err := controlplane.ReadObjects(filepath.Join(root, controlplane.SamplesDir))
 		Expect(err).NotTo(HaveOccurred())
 		var pre map[string]any
@@ -49,7 +53,7 @@ var _ = Describe("the IPAM samples that make dev applies", func() {
 		Expect(pre).NotTo(ContainElement(got), "a pre-allocated address given to another claim")
 		Expect(boundCAPIAddress(ns, "machine-1-eth0").Spec.Address).To(Equal("fd00:0:0:1::2"))
 		Eventually(func(g Gomega) {
-			allocations := poolStatus(ns, "pool-1")(g).Allocations
+			allocations := poolStatus(ns, "pool-1")(g).Indexes
 			g.Expect(allocations).To(HaveKeyWithValue("external-bmc", "192.168.0.20"))
 			g.Expect(allocations).To(HaveKeyWithValue("renderdata-1", got))
 			for claim, a := range pre {

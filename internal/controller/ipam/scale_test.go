@@ -132,10 +132,10 @@ var _ = Describe("a burst of claims", Ordered, func() {
 		Expect(addressesOf(Default, ns, n)).To(Equal(map[string]int{"burst-v4": n / 2, "burst-v6": n / 2}))
 		Eventually(func(g Gomega) {
 			s4 := poolStatus(ns, "burst-v4")(g)
-			g.Expect(s4.Allocations).To(HaveLen(n / 2))
+			g.Expect(s4.Indexes).To(HaveLen(n / 2))
 			g.Expect(s4.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 4093, Used: n / 2, Free: 4093 - n/2})))
 			s6 := poolStatus(ns, "burst-v6")(g)
-			g.Expect(s6.Allocations).To(HaveLen(n / 2))
+			g.Expect(s6.Indexes).To(HaveLen(n / 2))
 			g.Expect(s6.Usage.Used).To(BeEquivalentTo(n / 2))
 		}).Should(Succeed())
 	})

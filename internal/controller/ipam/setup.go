@@ -22,6 +22,7 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
@@ -57,53 +58,65 @@ var PoolStatusInterval = time.Second
 // after v0.24.1), which leaves a stopping manager hanging past its grace period.
 
 // Setup registers the IPPool, IPClaim and IPAddressClaim reconcilers and the allocator
-// registry they share.
+// registry they share. Without the Cluster API IPAM CRDs in the cluster the Cluster API
+// half stays off: Metal3 claims are served, and the log and the metric
+// rackwire_ipam_capi_enabled say so.
 func Setup(mgr ctrl.Manager) error {
 	ctx := context.Background()
-	if err := RegisterIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+	capi := CAPIInstalled(mgr.GetRESTMapper())
+	capiEnabled.Set(0)
+	if capi {
+		capiEnabled.Set(1)
+	} else {
+		ctrl.Log.WithName("ipam").Info("the Cluster API IPAM API (ipam.cluster.x-k8s.io/v1beta2) is not installed: " +
+			"serving Metal3 IPClaims only; restart the manager after installing it")
+	}
+	if err := RegisterIndexes(ctx, mgr.GetFieldIndexer(), capi); err != nil {
 		return err
 	}
-	reg := NewRegistry(mgr.GetCache())
+	reg := NewRegistry(mgr.GetAPIReader(), capi)
 	activity := &poolActivity{}
 	if err := reg.Watch(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
+	gate := &ClusterGate{Cache: mgr.GetCache(), Live: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper()}
 
-	if err := ctrl.NewControllerManagedBy(mgr).
+	pools := ctrl.NewControllerManagedBy(mgr).
 		Named("ippool").
 		Watches(&ipamv1alpha1.IPPool{}, poolEvents()).
-		Watches(&ipamv1alpha1.IPAddress{}, coalescedPoolOfAddress(activity)).
-		Watches(&capiipamv1beta2.IPAddress{}, coalescedPoolOfAddress(activity)).
+		Watches(&ipamv1alpha1.IPAddress{}, coalescedPoolOfAddress(activity))
+	if capi {
+		pools = pools.Watches(&capiipamv1beta2.IPAddress{}, coalescedPoolOfAddress(activity))
+	}
+	if err := pools.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
 		Complete(&IPPoolReconciler{
-			Client: mgr.GetClient(), Registry: reg, Recorder: mgr.GetEventRecorder("ippool-controller"), Activity: activity,
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registry: reg,
+			Recorder: mgr.GetEventRecorder("ippool-controller"), Activity: activity, CAPI: capi,
 		}); err != nil {
 		return err
 	}
 
 	if err := ctrl.NewControllerManagedBy(mgr).
 		For(&ipamv1alpha1.IPClaim{}).
-		Owns(&ipamv1alpha1.IPAddress{}).
+		Watches(&ipamv1alpha1.IPAddress{}, claimOfAddress()).
 		WatchesRawSource(reg.wakeups(kindMetal3)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: ClaimWorkers, UsePriorityQueue: ptr.To(false)}).
-		Complete(&IPClaimReconciler{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registry: reg,
-			Recorder: mgr.GetEventRecorder("ipclaim-controller"),
-		}); err != nil {
+		Complete(NewIPClaimReconciler(mgr.GetClient(), mgr.GetAPIReader(), reg, mgr.GetEventRecorder("ipclaim-controller"), gate)); err != nil {
 		return err
+	}
+	if !capi {
+		return nil
 	}
 
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&capiipamv1beta2.IPAddressClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return ours(o.(*capiipamv1beta2.IPAddressClaim).Spec.PoolRef)
 		}))).
-		Owns(&capiipamv1beta2.IPAddress{}).
+		Watches(&capiipamv1beta2.IPAddress{}, claimOfAddress()).
 		WatchesRawSource(reg.wakeups(kindCAPI)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: ClaimWorkers, UsePriorityQueue: ptr.To(false)}).
-		Complete(&IPAddressClaimReconciler{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Registry: reg,
-			Recorder: mgr.GetEventRecorder("ipaddressclaim-controller"),
-		})
+		Complete(NewIPAddressClaimReconciler(mgr.GetClient(), mgr.GetAPIReader(), reg, mgr.GetEventRecorder("ipaddressclaim-controller"), gate))
 }
 
 // coalescedPoolOfAddress records that the pool of an IPAddress changed and enqueues it
@@ -172,6 +185,27 @@ func statusOnly(o, n client.Object) bool {
 		slices.Equal(o.GetFinalizers(), n.GetFinalizers()) &&
 		maps.Equal(o.GetLabels(), n.GetLabels()) &&
 		maps.Equal(o.GetAnnotations(), n.GetAnnotations())
+}
+
+// claimOfAddress maps an IPAddress of either kind to the claim it names. Not Owns: the
+// IPAddresses ip-address-manager wrote have no controller reference, and a claim must hear
+// that its address was deleted by hand to create it again.
+func claimOfAddress() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		var claim string
+		switch ip := o.(type) {
+		case *ipamv1alpha1.IPAddress:
+			claim = ip.Spec.Claim.Name
+		case *capiipamv1beta2.IPAddress:
+			if ours(ip.Spec.PoolRef) {
+				claim = ip.Spec.ClaimRef.Name
+			}
+		}
+		if claim == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: claim}}}
+	})
 }
 
 // poolOfAddress maps an IPAddress of either kind to its IPPool.

@@ -101,6 +101,7 @@ func startManager() func() {
 	opts := controlplane.ManagerOptions(testEnv)
 	// The restart test runs a second manager in this process with the same controllers.
 	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
+	opts.NewClient = faults.newClient
 	mgr, err := ctrl.NewManager(cfg, opts)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(ipam.Setup(mgr)).To(Succeed())

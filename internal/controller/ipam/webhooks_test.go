@@ -66,7 +66,50 @@ var _ = Describe("the IPAM webhooks", func() {
 		Entry("two claims pre-allocated one address", func(p *ipamv1alpha1.IPPool) {
 			p.Spec.PreAllocations = map[string]ipamv1alpha1.IPAddressStr{"a": "192.168.0.11", "b": "192.168.0.11"}
 		}, "spec.preAllocations[b]: Duplicate value"),
+		Entry("a gateway outside its entry's network", func(p *ipamv1alpha1.IPPool) {
+			p.Spec.Pools[0].Subnet = nil
+			p.Spec.Pools[0].Gateway = addr("10.0.0.1")
+		}, "spec.pools[0].gateway: Invalid value: \"10.0.0.1\": outside the network 192.168.0.0/24"),
+		Entry("the pool's gateway outside an entry's network", func(p *ipamv1alpha1.IPPool) {
+			p.Spec.Pools[0].Gateway = nil
+			p.Spec.Gateway = addr("192.168.7.1")
+		}, "spec.gateway: Invalid value: \"192.168.7.1\""),
+		Entry("an entry with no prefix anywhere", func(p *ipamv1alpha1.IPPool) {
+			p.Spec.Pools[0] = ipamv1alpha1.Pool{Start: addr("192.168.0.10"), End: addr("192.168.0.20")}
+		}, "spec.pools[0].prefix: Required value"),
+		Entry("a range wider than its prefix", func(p *ipamv1alpha1.IPPool) {
+			p.Spec.Pools[0] = ipamv1alpha1.Pool{Start: addr("192.168.0.10"), End: addr("192.168.1.20"), Prefix: 24}
+		}, "spec.pools[0]: Invalid value: \"192.168.0.10-192.168.1.20\": the range is wider than its network 192.168.0.0/24"),
+		Entry("no entries", func(p *ipamv1alpha1.IPPool) { p.Spec.Pools = nil }, "spec.pools: Required value"),
+		Entry("overlapping entries", func(p *ipamv1alpha1.IPPool) {
+			p.Spec.Pools = append(p.Spec.Pools, rangeOf("192.168.0.15", "192.168.0.30", "192.168.0.0/24", "192.168.0.1"))
+		}, "spec.pools[1]: Invalid value: \"192.168.0.15-192.168.0.30 in 192.168.0.0/24\": overlaps spec.pools[0]"),
+		Entry("IPv4 and IPv6 entries in one pool", func(p *ipamv1alpha1.IPPool) {
+			p.Spec.Pools = append(p.Spec.Pools, ipamv1alpha1.Pool{Subnet: subnet("fd00::/120"), Prefix: 120})
+		}, "spec.pools[1]: Invalid value: \"fd00::/120\": an IPv6 entry in a pool of IPv4 entries"),
 	)
+
+	It("never refuse a metadata-only update, nor one that keeps every allocated address, pre-allocations included", func() {
+		p := newPool(ns, "pre-out", rangeOf("192.168.0.10", "192.168.0.11", "192.168.0.0/24", "192.168.0.1"))
+		p.Spec.PreAllocations = map[string]ipamv1alpha1.IPAddressStr{"bmc": "192.168.0.99"}
+		Expect(k8s.Create(ctx, p)).To(Succeed())
+		Expect(k8s.Create(ctx, newClaim(ns, "bmc", "pre-out"))).To(Succeed())
+		Expect(boundAddress(ns, "bmc").Spec.Address).To(BeEquivalentTo("192.168.0.99"))
+		// The pool controller writes the pool too: retry the conflicts.
+		update := func(mutate func(*ipamv1alpha1.IPPool)) error {
+			for {
+				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+				mutate(p)
+				if err := k8s.Update(ctx, p); !apierrors.IsConflict(err) {
+					return err
+				}
+			}
+		}
+		Expect(update(func(p *ipamv1alpha1.IPPool) { p.Labels = map[string]string{"team": "infra"} })).To(Succeed())
+		Expect(update(func(p *ipamv1alpha1.IPPool) { p.Spec.Pools[0].End = addr("192.168.0.12") })).To(Succeed())
+		Expect(causes(update(func(p *ipamv1alpha1.IPPool) { p.Spec.PreAllocations = nil }))).To(
+			ContainElement(ContainSubstring("address 192.168.0.99 is allocated")))
+	})
 
 	It("keep namePrefix, and every allocated address, in an IPPool", func() {
 		p := newPool(ns, "keep", rangeOf("192.168.0.10", "192.168.0.11", "192.168.0.0/24", "192.168.0.1"))
@@ -105,6 +148,13 @@ var _ = Describe("the IPAM webhooks", func() {
 		Expect(k8s.Get(ctx, key(ns, "capi"), cc)).To(Succeed())
 		cc.Spec.PoolRef.Name = "q"
 		Expect(causes(k8s.Update(ctx, cc))).To(ContainElement(ContainSubstring("spec: Forbidden: is immutable")))
+
+		By("leaving the claims of other IPAM providers to them")
+		foreign := newCAPIClaim(ns, "foreign", "p")
+		foreign.Spec.PoolRef.APIGroup, foreign.Spec.PoolRef.Kind = "ipam.cluster.x-k8s.io", "InClusterIPPool"
+		Expect(k8s.Create(ctx, foreign)).To(Succeed())
+		foreign.Spec.PoolRef.Name = "other"
+		Expect(k8s.Update(ctx, foreign)).To(Succeed())
 
 		// Any other address of the range: the allocation is random.
 		other := func(a string) string {

@@ -21,10 +21,16 @@ import (
 
 	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 
+	"github.com/rackwire/rackwire/internal/controller/ipam"
 	"github.com/rackwire/rackwire/webhooks/immutable"
 )
 
-// +kubebuilder:webhook:path=/validate-ipam-cluster-x-k8s-io-v1beta2-ipaddressclaim,mutating=false,failurePolicy=fail,sideEffects=None,groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=update,versions=v1beta2,name=vipaddressclaim-v1beta2.ipam.metal3.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-ipam-cluster-x-k8s-io-v1beta2-ipaddressclaim,mutating=false,failurePolicy=ignore,sideEffects=None,groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=update,versions=v1beta2,name=vipaddressclaim-v1beta2.ipam.metal3.io,admissionReviewVersions=v1
+
+// The webhook judges only objects of rackwire's pools and ignores its own failure: the
+// apiserver cannot select by spec.poolRef, and a rackwire that is down must not block the
+// claims and addresses of other IPAM providers (Cluster API's own webhooks still guard
+// every object's immutability).
 
 // setupIPAddressClaim registers the validator that keeps a claim's spec as created, as the
 // contract says: a new address takes a new claim.
@@ -35,6 +41,7 @@ func setupIPAddressClaim(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &capiipamv1beta2.IPAddressClaim{}).WithValidator(immutable.Spec[*capiipamv1beta2.IPAddressClaim]{
 		Kind:    capiipamv1beta2.GroupVersion.WithKind("IPAddressClaim").GroupKind(),
 		SpecOf:  func(o *capiipamv1beta2.IPAddressClaim) any { return o.Spec },
+		Judges:  func(o *capiipamv1beta2.IPAddressClaim) bool { return ipam.OursRef(o.Spec.PoolRef) },
 		Instead: "delete the claim and create a new one",
 	}).Complete()
 }

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -41,6 +43,8 @@ import (
 type IPPoolWebhook struct {
 	// Cache finds the addresses of a pool through the pool index of the manager's cache.
 	Cache client.Reader
+	// CAPI: the Cluster API IPAM API is installed, so its IPAddresses count too.
+	CAPI bool
 }
 
 var (
@@ -48,16 +52,18 @@ var (
 	_ admission.Defaulter[*ipamv1alpha1.IPPool] = &IPPoolWebhook{}
 )
 
-func setupIPPool(mgr ctrl.Manager) error {
-	w := &IPPoolWebhook{Cache: mgr.GetCache()}
+func setupIPPool(mgr ctrl.Manager, capi bool) error {
+	w := &IPPoolWebhook{Cache: mgr.GetCache(), CAPI: capi}
 	return ctrl.NewWebhookManagedBy(mgr, &ipamv1alpha1.IPPool{}).WithValidator(w).WithDefaulter(w).Complete()
 }
 
 // Default labels a pool of a cluster for clusterctl move, which selects what it moves by
-// that label, and spells out the default strategy.
-func (w *IPPoolWebhook) Default(_ context.Context, pool *ipamv1alpha1.IPPool) error {
-	if pool.Spec.AllocationStrategy == "" {
-		pool.Spec.AllocationStrategy = ipamv1alpha1.AllocationRandom
+// that label, and spells out the default strategy on a new pool. Only on create: a pool
+// stored without a strategy keeps behaving as it did (sequential), and an update that does
+// not touch the field must not change how the pool allocates.
+func (w *IPPoolWebhook) Default(ctx context.Context, pool *ipamv1alpha1.IPPool) error {
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.Operation == admissionv1.Create && pool.Spec.AllocationStrategy == "" {
+		pool.Spec.AllocationStrategy = ipamv1alpha1.AllocationSequential
 	}
 	if pool.Spec.ClusterName != nil && *pool.Spec.ClusterName != "" {
 		if pool.Labels == nil {
@@ -71,18 +77,33 @@ func (w *IPPoolWebhook) Default(_ context.Context, pool *ipamv1alpha1.IPPool) er
 // ValidateCreate checks a new object.
 func (w *IPPoolWebhook) ValidateCreate(_ context.Context, pool *ipamv1alpha1.IPPool) (admission.Warnings, error) {
 	_, errs := validatePoolSpec(pool)
+	errs = append(errs, ipam.PoolRules(&pool.Spec)...)
 	return nil, invalid(kindIPPool, pool.Name, errs)
 }
 
-// ValidateUpdate checks a change.
+// ValidateUpdate checks a change of the spec. An update that leaves the spec alone (labels,
+// annotations, finalizers) is never refused, whatever the stored spec is: refusing it
+// would block clusterctl move and every controller that labels the pool.
 func (w *IPPoolWebhook) ValidateUpdate(ctx context.Context, old, pool *ipamv1alpha1.IPPool) (admission.Warnings, error) {
+	if equality.Semantic.DeepEqual(old.Spec, pool.Spec) {
+		return nil, nil
+	}
 	alloc, errs := validatePoolSpec(pool)
+	errs = append(errs, ipam.PoolRules(&pool.Spec)...)
 	if pool.Spec.NamePrefix != old.Spec.NamePrefix {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "namePrefix"),
 			"is immutable: the names of the pool's IPAddresses derive from it"))
 	}
 	if alloc != nil {
-		dropped, err := w.dropped(ctx, pool, alloc.Contains)
+		// A pre-allocated address may lie outside the ranges (inside an entry's subnet), and
+		// is the pool's as long as the pre-allocation stays.
+		pre, _ := ipam.PreAllocations(&pool.Spec, alloc)
+		kept := map[netip.Addr]bool{}
+		for _, a := range pre {
+			kept[a] = true
+		}
+		contains := func(a netip.Addr) bool { return alloc.Contains(a) || kept[a] }
+		dropped, err := w.dropped(ctx, pool, contains)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
@@ -119,6 +140,9 @@ func (w *IPPoolWebhook) dropped(ctx context.Context, pool *ipamv1alpha1.IPPool, 
 	}
 	for _, ip := range m3.Items {
 		check("IPAddress", ip.Name, string(ip.Spec.Address))
+	}
+	if !w.CAPI {
+		return errs, nil
 	}
 	var capi capiipamv1beta2.IPAddressList
 	if err := w.Cache.List(ctx, &capi, client.InNamespace(pool.Namespace), client.MatchingFields{ipam.IndexPool: pool.Name}); err != nil {

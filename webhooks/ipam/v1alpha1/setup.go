@@ -28,10 +28,14 @@ import (
 func Setup(mgr ctrl.Manager) error {
 	// The IPPool validator finds a pool's addresses through the reconcilers' index; the
 	// webhooks may run without the reconcilers.
-	if err := ipam.RegisterIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	capi := ipam.CAPIInstalled(mgr.GetRESTMapper())
+	if err := ipam.RegisterIndexes(context.Background(), mgr.GetFieldIndexer(), capi); err != nil {
 		return err
 	}
-	for _, setup := range []func(ctrl.Manager) error{setupIPPool, setupIPClaim, setupIPAddress} {
+	if err := setupIPPool(mgr, capi); err != nil {
+		return err
+	}
+	for _, setup := range []func(ctrl.Manager) error{setupIPClaim, setupIPAddress} {
 		if err := setup(mgr); err != nil {
 			return err
 		}
