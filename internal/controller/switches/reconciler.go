@@ -191,7 +191,7 @@ func (r *Reconciler) check(ctx context.Context, sw *networkv1alpha1.Switch) (met
 	return cond, requeue
 }
 
-// ReasonCircuitOpen: the switch failed several runs in a row and is left alone for a while.
+// ReasonCircuitOpen says the switch failed several runs in a row and is left alone for a while.
 const ReasonCircuitOpen = "CircuitOpen"
 
 // probe checks the switch through its queue: the check is handed over, and the Switch is
@@ -203,7 +203,7 @@ func (r *Reconciler) probe(ctx context.Context, sw *networkv1alpha1.Switch) (met
 		return notReady(ReasonCircuitOpen, fmt.Sprintf("%d runs in a row failed (see the Events); the next run on the switch starts at %s",
 			failed, until.UTC().Format(time.RFC3339))), time.Until(until) + time.Second, nil
 	}
-	err, done, pending := r.Batcher.TakeCheck(key)
+	done, pending, err := r.Batcher.TakeCheck(key)
 	switch {
 	case pending:
 		return r.current(sw), 0, nil

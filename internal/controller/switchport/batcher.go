@@ -182,9 +182,9 @@ func (b *Batcher) submit(t *ticket, sw types.NamespacedName, d switchdriver.Driv
 }
 
 // TakeCheck returns the result of the Switch's check once a run has ended it.
-func (b *Batcher) TakeCheck(sw types.NamespacedName) (err error, done, pending bool) {
+func (b *Batcher) TakeCheck(sw types.NamespacedName) (done, pending bool, err error) {
 	res, done, pending := b.Take(requester("switch", sw), checkOp)
-	return res.err, done, pending
+	return done, pending, res.err
 }
 
 // SubmitCheck hands a check of the Switch to its next run; the Switch is woken when it ends.
