@@ -136,8 +136,8 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 		o.applied = &appliedConfig{target: t}
 		return o
 	}
-	// The next Active reconcile reads the port back: the run is checked on the switch.
-	r.forgetRead(t)
+	// The run reported the port done; drift reads check it every interval, one read of
+	// the whole switch for all its ports.
 	applied := &appliedConfig{target: t, ref: ref, spec: cfg}
 	// The limit or the port's entry may have tightened while the run was on the switch.
 	if errs := r.heldFitsSpec(ctx, m.port, cfg); errs != nil {

@@ -23,6 +23,7 @@ package switches
 import (
 	"context"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,9 +104,12 @@ func BenchmarkSwitchPortsToActive(b *testing.B) {
 		before, err := switchlab.ApplyRuns(env.ManagerLog, ns+"/"+name)
 		must(err)
 		start := time.Now()
+		// A burst, as a MachineDeployment scaling up links its hosts' ports: all at once.
+		var g errgroup.Group
 		for _, n := range names {
-			must(link(ctx, k8s, n, "access-60"))
+			g.Go(func() error { return link(ctx, k8s, n, "access-60") })
 		}
+		must(g.Wait())
 		must(waitStates(ctx, k8s, names, networkv1alpha1.StateActive, 10*time.Minute))
 		took := time.Since(start)
 		after, err := switchlab.ApplyRuns(env.ManagerLog, ns+"/"+name)
