@@ -321,7 +321,7 @@ func (r *Reconciler) ensurePorts(ctx context.Context, sw *networkv1alpha1.Switch
 		err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p)
 		switch {
 		case apierrors.IsNotFound(err):
-			err := r.create(ctx, sw, ns, name, e)
+			err := r.create(ctx, sw, ns, name)
 			switch {
 			case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
 				// A missing namespace answers NotFound, a terminating one Forbidden.
@@ -334,25 +334,16 @@ func (r *Reconciler) ensurePorts(ctx context.Context, sw *networkv1alpha1.Switch
 		default:
 			if ref, ok := switchport.SwitchOf(p); !ok || ref != client.ObjectKeyFromObject(sw) {
 				out.conflicts = append(out.conflicts, ns+"/"+name)
-				continue
-			}
-			if p.Annotations[switchport.AnnotationPortName] != e.Name && p.DeletionTimestamp.IsZero() {
-				base := p.DeepCopy()
-				metav1.SetMetaDataAnnotation(&p.ObjectMeta, switchport.AnnotationPortName, e.Name)
-				if err := r.Patch(ctx, p, client.MergeFrom(base)); err != nil {
-					return out, err
-				}
 			}
 		}
 	}
 	return out, nil
 }
 
-func (r *Reconciler) create(ctx context.Context, sw *networkv1alpha1.Switch, ns, name string, e networkv1alpha1.PortInfo) error {
+func (r *Reconciler) create(ctx context.Context, sw *networkv1alpha1.Switch, ns, name string) error {
 	p := &networkv1alpha1.SwitchPort{ObjectMeta: metav1.ObjectMeta{
 		Namespace: ns, Name: name,
-		Labels:      map[string]string{switchport.LabelSwitchName: sw.Name, switchport.LabelSwitchNamespace: sw.Namespace},
-		Annotations: map[string]string{switchport.AnnotationPortName: e.Name},
+		Labels: map[string]string{switchport.LabelSwitchName: sw.Name, switchport.LabelSwitchNamespace: sw.Namespace},
 	}}
 	// Owner references cannot cross namespaces: the labels and the Switch's finalizer do
 	// that job for ports in tenant namespaces.

@@ -202,20 +202,10 @@ func (b *Batcher) Breaker(sw types.NamespacedName) (failed int, openUntil time.T
 	return 0, time.Time{}
 }
 
-// Apply makes a change on the switch and waits for it, in a run shared with other requests.
+// Apply makes a change on the switch and waits for it, in a run shared with other requests
+// (the state machine uses Submit and Take; a caller that can wait uses this).
 func (b *Batcher) Apply(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, c switchdriver.Change) error {
 	return b.wait(ctx, sw, d, applyOp(c)).err
-}
-
-// Check asks the switch whether it answers with its credentials, and waits for it.
-func (b *Batcher) Check(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver) error {
-	return b.wait(ctx, sw, d, checkOp).err
-}
-
-// Read returns what the switch holds for the port, waiting for the run that reads it.
-func (b *Batcher) Read(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, port string) (*networkv1alpha1.SwitchPortConfigurationSpec, error) {
-	r := b.wait(ctx, sw, d, readOp(port))
-	return r.read, r.err
 }
 
 func (b *Batcher) wait(ctx context.Context, sw types.NamespacedName, d switchdriver.Driver, o op) result {

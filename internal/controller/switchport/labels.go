@@ -30,9 +30,6 @@ const (
 	LabelSwitchName = "metal3.io/switch-name"
 	// LabelSwitchNamespace is the namespace of the port's Switch.
 	LabelSwitchNamespace = "metal3.io/switch-namespace"
-	// AnnotationPortName keeps the real port name on the SwitchPort, so a port whose entry
-	// was removed from the Switch can still be cleaned.
-	AnnotationPortName = "metal3.io/port-name"
 	// Finalizer holds a SwitchPort until its configuration is off the switch.
 	Finalizer = "metal3.io/switchport"
 )

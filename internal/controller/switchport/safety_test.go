@@ -64,7 +64,7 @@ var _ = Describe("switch ports safe to share", func() {
 		plant := func(name, switchName string) *networkv1alpha1.SwitchPort {
 			p := &networkv1alpha1.SwitchPort{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
 				Labels:      map[string]string{switchport.LabelSwitchName: switchName, switchport.LabelSwitchNamespace: ns},
-				Annotations: map[string]string{switchport.AnnotationPortName: "port0"}},
+				Annotations: map[string]string{"metal3.io/port-name": "port0"}},
 				Spec: networkv1alpha1.SwitchPortSpec{Configuration: &networkv1alpha1.ConfigurationRef{Name: "web"}}}
 			Expect(k8s.Create(ctx, p)).To(Succeed())
 			return p
