@@ -36,9 +36,22 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs (ours and the external CAPI ones), RBAC and webhook configurations.
+manifests: controller-gen bmo-crds ## Generate CRDs (ours and the external CAPI ones), RBAC and webhook configurations.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd paths="$(CAPI_IPAM_TYPES)" output:crd:artifacts:config=config/crd/external
+
+# BMO's CRDs, exactly as the module ships them, for the test control plane and make dev (never
+# deployed: BMO installs its own). The BMO manager the tests run is built by hack/bmo-bin.sh.
+BMO_VERSION ?= v0.13.2
+
+.PHONY: bmo-crds
+bmo-crds: ## Copy BMO's CRDs from its module into test/crds.
+	@dir=$$($(GO) mod download -json github.com/metal3-io/baremetal-operator@$(BMO_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	for f in "$$dir"/config/base/crds/bases/*.yaml; do install -m 0644 "$$f" test/crds/; done
+
+.PHONY: bmo
+bmo: ## Build the BMO manager the host-link tests run (once; reused afterwards).
+	@BMO_VERSION=$(BMO_VERSION:v%=%) hack/bmo-bin.sh >/dev/null
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -61,7 +74,7 @@ envtest: ## Build kube-apiserver and etcd for envtest into bin/ (once; reused af
 	@hack/envtest-bins.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest ## Unit, envtest and end-to-end tests.
+test: manifests generate fmt vet envtest bmo ## Unit, envtest and end-to-end tests.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench

@@ -21,6 +21,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/rackwire/rackwire/internal/controller/hostlink"
 	"github.com/rackwire/rackwire/internal/controller/ipam"
 	"github.com/rackwire/rackwire/internal/controller/switches"
 	capiipamwebhooks "github.com/rackwire/rackwire/webhooks/capiipam/v1beta2"
@@ -47,6 +48,7 @@ type setupFunc func(ctrl.Manager) error
 var areas = []area{
 	{name: "ipam", reconcile: ipam.Setup, admissions: []setupFunc{ipamwebhooks.Setup, capiipamwebhooks.Setup}},
 	{name: "switches", reconcile: switches.Setup, admissions: []setupFunc{networkwebhooks.Setup}},
+	{name: "hostlink", reconcile: hostlink.Setup},
 }
 
 // setupAreas registers every area's reconcilers and, when asked, its webhooks.

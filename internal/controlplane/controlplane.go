@@ -32,7 +32,7 @@ import (
 
 // Dirs are the repository paths the control plane is built from, relative to the root.
 var (
-	CRDDirs    = []string{"config/crd/bases", "config/crd/external"}
+	CRDDirs    = []string{"config/crd/bases", "config/crd/external", "test/crds"}
 	WebhookDir = "config/webhook"
 	SamplesDir = "config/samples"
 )

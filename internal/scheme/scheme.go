@@ -21,6 +21,7 @@ limitations under the License.
 package scheme
 
 import (
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -37,5 +38,6 @@ func New() *runtime.Scheme {
 	utilruntime.Must(ipamv1alpha1.AddToScheme(s))
 	utilruntime.Must(networkv1alpha1.AddToScheme(s))
 	utilruntime.Must(capiipamv1beta2.AddToScheme(s))
+	utilruntime.Must(metal3v1alpha1.AddToScheme(s))
 	return s
 }

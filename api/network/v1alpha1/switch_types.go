@@ -106,6 +106,12 @@ type SwitchSpec struct {
 	// new port is brought to it before it is Idle, and cleaning returns a port to it.
 	Clean CleanPolicy `json:"clean"`
 
+	// ChassisMAC is the switch's LLDP chassis ID (a MAC address). A host whose inspection
+	// saw this chassis on a NIC (status.hardware.nics[].lldp.switchID) is wired to the port
+	// entry whose name is the LLDP port ID, with no HostLink entry needed.
+	// +kubebuilder:validation:Pattern=`^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$`
+	// +optional
+	ChassisMAC string `json:"chassisMAC,omitempty"`
 	// Ports maps the name of a SwitchPort object to the real port it represents.
 	// +kubebuilder:validation:MaxProperties=1024
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 253 && k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'))",message="port keys must be valid SwitchPort object names (lowercase DNS subdomains)"
@@ -133,6 +139,7 @@ type SwitchStatus struct {
 // +kubebuilder:printcolumn:name="Provider Name",type="string",JSONPath=".spec.provider.name"
 // +kubebuilder:printcolumn:name="Parking VLAN",type="integer",JSONPath=".spec.clean.parkingVLAN"
 // +kubebuilder:printcolumn:name="Clean",type="string",JSONPath=".spec.clean.mode",priority=1
+// +kubebuilder:printcolumn:name="Chassis",type="string",JSONPath=".spec.chassisMAC",priority=1
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].reason",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"

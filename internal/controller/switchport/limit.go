@@ -71,16 +71,16 @@ func (r *LimitReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 // their switches (a clean port's parking VLAN or provisioning network is the infra team's).
 // A VLAN stays in use while any port holds it, hence the reference count.
 func UsedVLANs(ctx context.Context, c client.Reader, namespace string) (vlan.Set, error) {
-	ports := &networkv1alpha1.SwitchPortList{}
-	if err := c.List(ctx, ports, client.InNamespace(namespace)); err != nil {
+	ports, err := tenantPorts(ctx, c, namespace)
+	if err != nil {
 		return vlan.Set{}, err
 	}
 	var u vlan.Usage
-	for i := range ports.Items {
-		if !holdsTenant(&ports.Items[i]) {
+	for i := range ports {
+		if heldTenant(&ports[i]) != namespace {
 			continue
 		}
-		if s, err := VLANsOf(ports.Items[i].Status.Configuration); err == nil {
+		if s, err := VLANsOf(ports[i].Status.Configuration); err == nil {
 			u.Acquire(s)
 		}
 	}
@@ -91,8 +91,8 @@ func UsedVLANs(ctx context.Context, c client.Reader, namespace string) (vlan.Set
 // configurations they hold and of those linked to them, applied or not yet. The limit webhook
 // counts these, so a link being applied cannot slip under a shrinking limit.
 func ClaimedVLANs(ctx context.Context, c client.Reader, namespace string) (map[int][]string, error) {
-	ports := &networkv1alpha1.SwitchPortList{}
-	if err := c.List(ctx, ports, client.InNamespace(namespace)); err != nil {
+	ports, err := tenantPorts(ctx, c, namespace)
+	if err != nil {
 		return nil, err
 	}
 	out := map[int][]string{}
@@ -101,15 +101,19 @@ func ClaimedVLANs(ctx context.Context, c client.Reader, namespace string) (map[i
 			out[id] = append(out[id], who)
 		}
 	}
-	for i := range ports.Items {
-		p := &ports.Items[i]
-		if holdsTenant(p) {
+	for i := range ports {
+		p := &ports[i]
+		who := "SwitchPort " + p.Name
+		if p.Namespace != namespace {
+			who = "SwitchPort " + p.Namespace + "/" + p.Name
+		}
+		if heldTenant(p) == namespace {
 			if s, err := VLANsOf(p.Status.Configuration); err == nil {
-				note(s, "SwitchPort "+p.Name)
+				note(s, who)
 			}
 		}
 		ref := refOf(p)
-		if ref == nil || (p.Status.ConfigurationRef != nil && *p.Status.ConfigurationRef == *ref && holdsTenant(p)) {
+		if ref == nil || ref.Namespace != namespace || (p.Status.ConfigurationRef != nil && *p.Status.ConfigurationRef == *ref && holdsTenant(p)) {
 			continue
 		}
 		cfg := &networkv1alpha1.SwitchPortConfiguration{}
@@ -117,7 +121,7 @@ func ClaimedVLANs(ctx context.Context, c client.Reader, namespace string) (map[i
 			continue
 		}
 		if s, err := VLANsOf(&cfg.Spec); err == nil {
-			note(s, "SwitchPort "+p.Name+" (linked "+ref.Name+")")
+			note(s, who+" (linked "+ref.Name+")")
 		}
 	}
 	return out, nil

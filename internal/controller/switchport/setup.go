@@ -147,8 +147,19 @@ func Wakes(b *Batcher, kind string, obj func(types.NamespacedName) client.Object
 	return ch
 }
 
+// limitOf reaches the limits a port counts against: its namespace's, and the tenant's whose
+// configuration it links or holds across namespaces.
 func limitOf(_ context.Context, o client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: networkv1alpha1.SwitchResourceLimitName}}}
+	p := o.(*networkv1alpha1.SwitchPort)
+	var out []reconcile.Request
+	seen := map[string]bool{}
+	for _, ns := range []string{p.Namespace, heldTenant(p), linkedTenant(p)} {
+		if ns != "" && !seen[ns] {
+			seen[ns] = true
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName}})
+		}
+	}
+	return out
 }
 
 // mapper finds the ports a change of a related object reaches.
@@ -165,23 +176,24 @@ func requests(ports []networkv1alpha1.SwitchPort, keep func(*networkv1alpha1.Swi
 }
 
 func (m mapper) portsLinking(ctx context.Context, o client.Object) []reconcile.Request {
-	ports := &networkv1alpha1.SwitchPortList{}
-	if err := m.c.List(ctx, ports, client.InNamespace(o.GetNamespace())); err != nil {
+	ports, err := tenantPorts(ctx, m.c, o.GetNamespace())
+	if err != nil {
 		return nil
 	}
-	return requests(ports.Items, func(p *networkv1alpha1.SwitchPort) bool {
+	return requests(ports, func(p *networkv1alpha1.SwitchPort) bool {
 		ref := refOf(p)
 		applied := p.Status.ConfigurationRef
-		return (ref != nil && ref.Name == o.GetName()) || (applied != nil && applied.Name == o.GetName())
+		return (ref != nil && ref.Name == o.GetName() && ref.Namespace == o.GetNamespace()) ||
+			(applied != nil && applied.Name == o.GetName() && TenantOf(p, applied) == o.GetNamespace())
 	})
 }
 
 func (m mapper) portsInNamespace(ctx context.Context, o client.Object) []reconcile.Request {
-	ports := &networkv1alpha1.SwitchPortList{}
-	if err := m.c.List(ctx, ports, client.InNamespace(o.GetNamespace())); err != nil {
+	ports, err := tenantPorts(ctx, m.c, o.GetNamespace())
+	if err != nil {
 		return nil
 	}
-	return requests(ports.Items, nil)
+	return requests(ports, nil)
 }
 
 // portsOfSwitch reaches the ports the Switch's entries name, whether they carry its labels or

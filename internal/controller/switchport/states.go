@@ -140,7 +140,7 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 	// the whole switch for all its ports.
 	applied := &appliedConfig{target: t, ref: ref, spec: cfg}
 	// The limit or the port's entry may have tightened while the run was on the switch.
-	if errs := r.heldFitsSpec(ctx, m.port, cfg); errs != nil {
+	if errs := r.heldFitsSpec(ctx, m.port, ref.Namespace, cfg); errs != nil {
 		o := outsideLimit(m, errs)
 		o.applied = applied
 		return o

@@ -227,14 +227,14 @@ func (r *Reconciler) verify(ctx context.Context, m *machine, ref *networkv1alpha
 	stay := func(reason, msg string) *outcome {
 		return &outcome{next: configuring, reason: reason, message: msg, warn: true}
 	}
-	if ref.Namespace != m.port.Namespace {
-		return nil, stay(ReasonInvalidConfiguration, fmt.Sprintf("configuration %s is in another namespace; a port only takes configurations of its own namespace", describe(ref)))
+	if ref.Namespace != m.port.Namespace && !MayLinkAcross(m.port, m.sw) {
+		return nil, stay(ReasonInvalidConfiguration, fmt.Sprintf("configuration %s is in another namespace; a tenant's port only takes configurations of its own namespace", describe(ref)))
 	}
 	c := &networkv1alpha1.SwitchPortConfiguration{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, c); err != nil {
 		return nil, stay(ReasonConfigurationNotFound, fmt.Sprintf("configuration %s: %v", describe(ref), err))
 	}
-	errs, reason, err := r.fits(ctx, m.port.Namespace, m.entry, &c.Spec)
+	errs, reason, err := r.fits(ctx, ref.Namespace, m.entry, &c.Spec)
 	switch {
 	case err != nil:
 		return nil, stay(reason, err.Error())
@@ -269,12 +269,12 @@ func (r *Reconciler) heldFits(ctx context.Context, m *machine) field.ErrorList {
 	if !holdsTenant(m.port) {
 		return nil
 	}
-	return r.heldFitsSpec(ctx, m.port, m.port.Status.Configuration)
+	return r.heldFitsSpec(ctx, m.port, TenantOf(m.port, m.port.Status.ConfigurationRef), m.port.Status.Configuration)
 }
 
 // heldFitsSpec looks the entry and the limit up afresh: a run may have taken long enough
 // for either to tighten.
-func (r *Reconciler) heldFitsSpec(ctx context.Context, port *networkv1alpha1.SwitchPort, spec *networkv1alpha1.SwitchPortConfigurationSpec) field.ErrorList {
+func (r *Reconciler) heldFitsSpec(ctx context.Context, port *networkv1alpha1.SwitchPort, tenant string, spec *networkv1alpha1.SwitchPortConfigurationSpec) field.ErrorList {
 	fresh, err := r.load(ctx, port.DeepCopy())
 	if err != nil {
 		return nil // the next reconcile checks again
@@ -282,7 +282,7 @@ func (r *Reconciler) heldFitsSpec(ctx context.Context, port *networkv1alpha1.Swi
 	if fresh.entry == nil {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec"), fresh.vouch)}
 	}
-	errs, _, err := r.fits(ctx, port.Namespace, fresh.entry, spec)
+	errs, _, err := r.fits(ctx, tenant, fresh.entry, spec)
 	if err != nil {
 		return nil
 	}

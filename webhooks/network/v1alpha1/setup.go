@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 )
@@ -31,6 +33,7 @@ var (
 	kindSwitchPort    = networkv1alpha1.GroupVersion.WithKind("SwitchPort").GroupKind()
 	kindConfiguration = networkv1alpha1.GroupVersion.WithKind("SwitchPortConfiguration").GroupKind()
 	kindLimit         = networkv1alpha1.GroupVersion.WithKind("SwitchResourceLimit").GroupKind()
+	kindHostLink      = networkv1alpha1.GroupVersion.WithKind("HostLink").GroupKind()
 )
 
 // Setup registers the webhooks of the metal3.io switch kinds.
@@ -44,7 +47,10 @@ func Setup(mgr ctrl.Manager) error {
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchPort{}).WithValidator(SwitchPortWebhook{Reader: r, Client: mgr.GetClient()}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchPortConfiguration{}).WithValidator(ConfigurationWebhook{Reader: r}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchResourceLimit{}).WithValidator(LimitWebhook{Reader: r}).Complete(),
+		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.HostLink{}).WithValidator(HostLinkWebhook{Reader: r}).Complete(),
 	}
+	mgr.GetWebhookServer().Register("/mutate-metal3-io-v1alpha1-baremetalhost",
+		&webhook.Admission{Handler: HostHoldWebhook{Reader: r, Decoder: admission.NewDecoder(mgr.GetScheme())}})
 	for _, err := range hooks {
 		if err != nil {
 			return err

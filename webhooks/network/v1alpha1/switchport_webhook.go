@@ -120,35 +120,43 @@ func (w SwitchPortWebhook) mayManagePorts(ctx context.Context, namespace string)
 	return sar.Status.Allowed, nil
 }
 
-// validateLink checks the linked configuration: same namespace, it exists, and it fits the
-// port's entry in its Switch and the namespace's SwitchResourceLimit.
+// validateLink checks the linked configuration: it exists, it fits the port's entry in its
+// Switch and the SwitchResourceLimit of the configuration's namespace, and it comes from the
+// port's own namespace unless the port is the infra team's (see switchport.MayLinkAcross).
 func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alpha1.SwitchPort) (field.ErrorList, error) {
 	ref := port.Spec.Configuration
 	if ref == nil {
 		return nil, nil
 	}
 	path := field.NewPath("spec", "configuration")
-	if ref.Namespace != "" && ref.Namespace != port.Namespace {
+	v, _, err := switchport.VouchingEntry(ctx, w.Reader, port)
+	if err != nil {
+		return nil, err
+	}
+	var sw *networkv1alpha1.Switch
+	var entry *networkv1alpha1.PortInfo
+	if v != nil {
+		sw, entry = v.Switch, &v.Entry
+	}
+	tenant := switchport.TenantOf(port, ref)
+	if tenant != port.Namespace && !switchport.MayLinkAcross(port, sw) {
 		return field.ErrorList{field.Invalid(path.Child("namespace"), ref.Namespace,
-			"a SwitchPort may only link a SwitchPortConfiguration of its own namespace "+port.Namespace)}, nil
+			"a tenant's SwitchPort may only link a SwitchPortConfiguration of its own namespace "+port.Namespace+
+				" (only ports in their Switch's namespace, the infra team's, take configurations of the tenants consuming their hosts)")}, nil
 	}
 	c := &networkv1alpha1.SwitchPortConfiguration{}
-	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: port.Namespace, Name: ref.Name}, c); err != nil {
+	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: tenant, Name: ref.Name}, c); err != nil {
 		if apierrors.IsNotFound(err) {
 			return field.ErrorList{field.NotFound(path.Child("name"), ref.Name)}, nil
 		}
 		return nil, err
 	}
-	entry, err := portEntry(ctx, w.Reader, port)
-	if err != nil {
-		return nil, err
-	}
 	errs := switchport.FitsPort(path, &c.Spec, entry)
 	limit := &networkv1alpha1.SwitchResourceLimit{}
-	err = w.Reader.Get(ctx, client.ObjectKey{Namespace: port.Namespace, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
+	err = w.Reader.Get(ctx, client.ObjectKey{Namespace: tenant, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
 	switch {
 	case apierrors.IsNotFound(err):
-		errs = append(errs, field.Forbidden(path, "namespace "+port.Namespace+" has no SwitchResourceLimit user-limit; ask the infra team for one"))
+		errs = append(errs, field.Forbidden(path, "namespace "+tenant+" has no SwitchResourceLimit user-limit; ask the infra team for one"))
 	case err != nil:
 		return nil, err
 	default:

@@ -73,16 +73,20 @@ func (w ConfigurationWebhook) ValidateUpdate(ctx context.Context, old, c *networ
 // ports to it.
 func (w ConfigurationWebhook) users(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) ([]string, error) {
 	var out []string
+	// Host ports of the infra team's namespace link tenants' configurations too.
 	ports := &networkv1alpha1.SwitchPortList{}
-	if err := w.Reader.List(ctx, ports, client.InNamespace(c.Namespace)); err != nil {
+	if err := w.Reader.List(ctx, ports); err != nil {
 		return nil, err
 	}
 	for i := range ports.Items {
 		p := &ports.Items[i]
-		linked := p.Spec.Configuration != nil && p.Spec.Configuration.Name == c.Name
-		held := p.Status.ConfigurationRef != nil && p.Status.ConfigurationRef.Name == c.Name && p.Status.ConfigurationRef.Namespace == c.Namespace
-		if linked || held {
+		linked := p.Spec.Configuration != nil && p.Spec.Configuration.Name == c.Name && switchport.TenantOf(p, p.Spec.Configuration) == c.Namespace
+		held := p.Status.ConfigurationRef != nil && p.Status.ConfigurationRef.Name == c.Name && switchport.TenantOf(p, p.Status.ConfigurationRef) == c.Namespace
+		switch {
+		case (linked || held) && p.Namespace == c.Namespace:
 			out = append(out, "SwitchPort "+p.Name)
+		case linked || held:
+			out = append(out, "SwitchPort "+p.Namespace+"/"+p.Name)
 		}
 	}
 	switches := &networkv1alpha1.SwitchList{}

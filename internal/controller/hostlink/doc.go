@@ -1,0 +1,21 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package hostlink plays the part the Metal3 network-configuration proposal gives BMO and
+// CAPM3: it follows BareMetalHost provisioning states and moves each wired SwitchPort
+// between the provisioning configuration and the tenant's configuration, holding the host
+// (BMO's paused annotation) while its ports move. The per-host record is the HostLink kind.
+package hostlink

@@ -1,0 +1,361 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hostlink
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+)
+
+// Finalizer keeps a deleted host until its ports are clean (the seed's story 5).
+const Finalizer = "rackwire.metal3.io/host-ports"
+
+// +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=metal3.io,resources=hostlinks,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=metal3.io,resources=hostlinks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=metal3.io,resources=switchports,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machines,verbs=get;list;watch
+
+// Reconciler links one BareMetalHost's state to its SwitchPorts.
+type Reconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// Recheck is how often a held host is looked at again, besides the watches.
+	Recheck time.Duration
+}
+
+// view is everything one reconcile learned about a host, from which the writes follow.
+type view struct {
+	host     *metal3v1alpha1.BareMetalHost
+	link     *networkv1alpha1.HostLink
+	network  networkv1alpha1.HostNetwork
+	tenant   *tenant
+	ports    []networkv1alpha1.HostPortStatus
+	problems []string
+	failed   []string // "SwitchPort ns/name: why"
+	ready    int
+}
+
+// Reconcile follows the finalizer-then-return pattern on the host and writes the HostLink's
+// status in one patch at the end.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	host := &metal3v1alpha1.BareMetalHost{}
+	if err := r.Get(ctx, req.NamespacedName, host); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	link := &networkv1alpha1.HostLink{}
+	if err := r.Get(ctx, req.NamespacedName, link); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		link = nil
+	}
+	wires, problems, err := wiring(ctx, r, host, link)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ours := controllerutil.ContainsFinalizer(host, Finalizer)
+	if len(wires) == 0 && link == nil {
+		// Nothing is cabled as far as anyone said: nothing to hold or clean.
+		return ctrl.Result{}, r.letGo(ctx, host)
+	}
+	if host.DeletionTimestamp.IsZero() && !ours {
+		base := host.DeepCopy()
+		controllerutil.AddFinalizer(host, Finalizer)
+		return ctrl.Result{}, r.Patch(ctx, host, client.MergeFrom(base))
+	}
+	if link == nil {
+		return ctrl.Result{}, r.createLink(ctx, host)
+	}
+
+	v := &view{host: host, link: link, network: NetworkOf(host), problems: problems}
+	if v.network == networkv1alpha1.NetworkTenant {
+		t, problem, err := consumerOf(ctx, r, host, nicNames(host))
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		v.tenant = t
+		if problem != "" {
+			v.problems = append(v.problems, problem)
+		}
+	}
+	if err := r.release(ctx, link, wires); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, w := range wires {
+		if err := r.drive(ctx, v, w); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.hold(ctx, v); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !host.DeletionTimestamp.IsZero() && v.network == networkv1alpha1.NetworkClean && v.ready == len(v.ports) && ours {
+		base := host.DeepCopy()
+		controllerutil.RemoveFinalizer(host, Finalizer)
+		if err := r.Patch(ctx, host, client.MergeFrom(base)); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.Recorder.Eventf(host, link, corev1.EventTypeNormal, "PortsClean", "Release", "every SwitchPort of the host is clean; the host may go")
+	}
+	if err := r.writeStatus(ctx, v); err != nil {
+		return ctrl.Result{}, err
+	}
+	if v.ready < len(v.ports) && r.Recheck > 0 {
+		return ctrl.Result{RequeueAfter: r.Recheck}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+func nicNames(host *metal3v1alpha1.BareMetalHost) map[string]string {
+	out := map[string]string{}
+	if hw := host.Status.HardwareDetails; hw != nil {
+		for _, n := range hw.NIC {
+			out[normalMAC(n.MAC)] = n.Name
+		}
+	}
+	return out
+}
+
+// createLink gives a host whose wiring was discovered a record of its own, owned by the host
+// so that it goes with it.
+func (r *Reconciler) createLink(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+	link := &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: host.Namespace, Name: host.Name}}
+	if err := controllerutil.SetOwnerReference(host, link, r.Scheme()); err != nil {
+		return err
+	}
+	return client.IgnoreAlreadyExists(r.Create(ctx, link))
+}
+
+// letGo removes what rackwire put on a host that has no wiring (any more).
+func (r *Reconciler) letGo(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+	base := host.DeepCopy()
+	changed := controllerutil.RemoveFinalizer(host, Finalizer)
+	if host.Annotations[metal3v1alpha1.PausedAnnotation] == networkv1alpha1.PausedByRackwire {
+		delete(host.Annotations, metal3v1alpha1.PausedAnnotation)
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return r.Patch(ctx, host, client.MergeFrom(base))
+}
+
+// drive links the port to what the host's state needs and records whether it carries it.
+func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
+	want := wantOf(w, v.network, v.tenant)
+	st := networkv1alpha1.HostPortStatus{NIC: w.nic, MAC: w.mac, Source: w.source,
+		SwitchPort: networkv1alpha1.ObjectRef{Name: w.port.Name, Namespace: w.port.Namespace}, Want: want}
+	p := &networkv1alpha1.SwitchPort{}
+	err := r.Get(ctx, w.port, p)
+	switch {
+	case apierrors.IsNotFound(err):
+		st.Carries, st.Message = "missing", fmt.Sprintf("SwitchPort %s does not exist", w.port)
+		v.failed = append(v.failed, st.Message)
+	case err != nil:
+		return err
+	default:
+		if !sameRef(p.Spec.Configuration, want, p.Namespace) {
+			base := p.DeepCopy()
+			p.Spec.Configuration = want
+			if err := r.Patch(ctx, p, client.MergeFrom(base)); err != nil {
+				if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+					return err
+				}
+				st.Carries, st.Message = "refused", err.Error()
+				v.failed = append(v.failed, fmt.Sprintf("SwitchPort %s: %s", w.port, err.Error()))
+				break
+			}
+		}
+		ok, carries, failed := carriage(p, want)
+		st.Ready, st.Carries = ok, carries
+		if failed != "" {
+			st.Message = failed
+			v.failed = append(v.failed, fmt.Sprintf("SwitchPort %s: %s", w.port, failed))
+		}
+		if ok {
+			v.ready++
+		}
+	}
+	v.ports = append(v.ports, st)
+	return nil
+}
+
+// release cleans ports the host no longer has (a wiring entry removed or moved): those the
+// status says it drove and that still carry what it linked.
+func (r *Reconciler) release(ctx context.Context, link *networkv1alpha1.HostLink, wires []wired) error {
+	still := map[client.ObjectKey]bool{}
+	for _, w := range wires {
+		still[w.port] = true
+	}
+	for _, old := range link.Status.Ports {
+		key := client.ObjectKey{Namespace: old.SwitchPort.Namespace, Name: old.SwitchPort.Name}
+		if still[key] || old.Want == nil {
+			continue
+		}
+		p := &networkv1alpha1.SwitchPort{}
+		if err := r.Get(ctx, key, p); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		if !sameRef(p.Spec.Configuration, old.Want, p.Namespace) {
+			continue // someone else linked it since
+		}
+		base := p.DeepCopy()
+		p.Spec.Configuration = nil
+		if err := r.Patch(ctx, p, client.MergeFrom(base)); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(link, p, corev1.EventTypeNormal, "PortReleased", "Clean", "SwitchPort %s is no longer wired to the host; it is cleaned", key)
+	}
+	return nil
+}
+
+// hold pauses the host (BMO's paused annotation, rackwire's value) while a port does not
+// carry what the host's state needs, and lets it go once every port does. A host whose
+// ports are being cleaned after BMO let it go, or that is detached, has nothing BMO would do.
+func (r *Reconciler) hold(ctx context.Context, v *view) error {
+	host := v.host
+	value, paused := host.Annotations[metal3v1alpha1.PausedAnnotation]
+	ours := paused && value == networkv1alpha1.PausedByRackwire
+	need := v.ready < len(v.ports) && v.network != networkv1alpha1.NetworkClean &&
+		v.link.Annotations[networkv1alpha1.AnnotationReleaseHost] != "true"
+	switch {
+	case need && !paused:
+		base := host.DeepCopy()
+		if host.Annotations == nil {
+			host.Annotations = map[string]string{}
+		}
+		host.Annotations[metal3v1alpha1.PausedAnnotation] = networkv1alpha1.PausedByRackwire
+		return r.Patch(ctx, host, client.MergeFrom(base))
+	case !need && ours:
+		base := host.DeepCopy()
+		delete(host.Annotations, metal3v1alpha1.PausedAnnotation)
+		return r.Patch(ctx, host, client.MergeFrom(base))
+	}
+	return nil
+}
+
+// held reports whether rackwire's pause is on the host now.
+func held(host *metal3v1alpha1.BareMetalHost) bool {
+	return host.Annotations[metal3v1alpha1.PausedAnnotation] == networkv1alpha1.PausedByRackwire
+}
+
+// writeStatus computes the HostLink's status and conditions in one place and patches once.
+func (r *Reconciler) writeStatus(ctx context.Context, v *view) error {
+	link := v.link
+	base := link.DeepCopy()
+	s := &link.Status
+	s.HostState = string(v.host.Status.Provisioning.State)
+	s.Network = v.network
+	s.Ports = v.ports
+	s.Held = held(v.host)
+	s.ReadyPorts = fmt.Sprintf("%d/%d", v.ready, len(v.ports))
+	s.ObservedGeneration = link.Generation
+	s.Consumer = nil
+	if v.tenant != nil {
+		s.Consumer = &networkv1alpha1.ObjectRef{Kind: Metal3MachineGVK.Kind, Namespace: v.tenant.machine.Namespace, Name: v.tenant.machine.Name}
+	}
+	events := conditions(v, s)
+	if equality.Semantic.DeepEqual(base.Status, link.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, link, client.MergeFrom(base)); err != nil {
+		return err
+	}
+	for _, e := range events {
+		r.Recorder.Eventf(link, v.host, e.kind, e.reason, "Link", "%s", e.message)
+		r.Recorder.Eventf(v.host, link, e.kind, e.reason, "Link", "%s", e.message)
+	}
+	return nil
+}
+
+type event struct{ kind, reason, message string }
+
+// Condition types and reasons of a HostLink.
+const (
+	ConditionHeld        = "Held"
+	ReasonPortsMoving    = "PortsMoving"
+	ReasonPortFailed     = "PortFailed"
+	ReasonPortsReady     = "PortsReady"
+	ReasonReleasedByHand = "ReleasedByAnnotation"
+	ReasonPausedByOther  = "PausedByOther"
+	ReasonWiringProblem  = "WiringProblem"
+)
+
+// conditions sets Ready and Held and returns the Events their changes deserve: a host held
+// because a port failed is always told which port and why.
+func conditions(v *view, s *networkv1alpha1.HostLinkStatus) []event {
+	var out []event
+	gen := v.link.Generation
+	ready := metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonPortsReady, ObservedGeneration: gen,
+		Message: fmt.Sprintf("every port carries what the %s network needs", v.network)}
+	switch {
+	case len(v.failed) > 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPortFailed
+		ready.Message = strings.Join(v.failed, "; ")
+	case v.ready < len(v.ports):
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPortsMoving
+		ready.Message = fmt.Sprintf("%d of %d ports carry what the %s network needs", v.ready, len(v.ports), v.network)
+	case len(v.problems) > 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonWiringProblem
+		ready.Message = strings.Join(v.problems, "; ")
+	}
+	heldCond := metav1.Condition{Type: ConditionHeld, Status: metav1.ConditionFalse, Reason: ReasonPortsReady, ObservedGeneration: gen,
+		Message: "rackwire does not hold the host"}
+	value, paused := v.host.Annotations[metal3v1alpha1.PausedAnnotation]
+	switch {
+	case s.Held && len(v.failed) > 0:
+		heldCond.Status, heldCond.Reason = metav1.ConditionTrue, ReasonPortFailed
+		heldCond.Message = "the host is paused until its ports carry what it needs, and a port failed: " + strings.Join(v.failed, "; ") +
+			fmt.Sprintf(". Fix the port (its SwitchPort's conditions say more), or annotate this HostLink %s=true to let the host go without it", networkv1alpha1.AnnotationReleaseHost)
+	case s.Held:
+		heldCond.Status, heldCond.Reason = metav1.ConditionTrue, ReasonPortsMoving
+		heldCond.Message = fmt.Sprintf("the host is paused while its ports move to the %s network (%s ready)", v.network, s.ReadyPorts)
+	case v.ready < len(v.ports) && v.link.Annotations[networkv1alpha1.AnnotationReleaseHost] == "true":
+		heldCond.Reason, heldCond.Message = ReasonReleasedByHand, "the HostLink's release annotation lets the host go though its ports are not ready"
+	case paused && value != networkv1alpha1.PausedByRackwire:
+		heldCond.Reason, heldCond.Message = ReasonPausedByOther, fmt.Sprintf("the host is paused by %q, which rackwire leaves alone", value)
+	}
+	prevHeld := meta.FindStatusCondition(v.link.Status.Conditions, ConditionHeld)
+	if heldCond.Reason == ReasonPortFailed && (prevHeld == nil || prevHeld.Reason != ReasonPortFailed || prevHeld.Message != heldCond.Message) {
+		out = append(out, event{corev1.EventTypeWarning, ReasonPortFailed, heldCond.Message})
+	}
+	if prevHeld != nil && prevHeld.Status == metav1.ConditionTrue && heldCond.Status == metav1.ConditionFalse {
+		out = append(out, event{corev1.EventTypeNormal, "Released", fmt.Sprintf("the host's ports carry what the %s network needs; the host goes on", v.network)})
+	}
+	meta.SetStatusCondition(&s.Conditions, ready)
+	meta.SetStatusCondition(&s.Conditions, heldCond)
+	return out
+}

@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hostlink
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+)
+
+// IndexChassis keys Switches by their normalised chassisMAC, for LLDP discovery.
+const IndexChassis = "rackwire.chassisMAC"
+
+func chassisKeys(o client.Object) []string {
+	sw := o.(*networkv1alpha1.Switch)
+	if sw.Spec.ChassisMAC == "" {
+		return nil
+	}
+	return []string{normalMAC(sw.Spec.ChassisMAC)}
+}
+
+// normalMAC is the lowercase colon form: LLDP, inspection and people write MACs differently.
+func normalMAC(mac string) string {
+	return strings.ToLower(strings.ReplaceAll(mac, "-", ":"))
+}
+
+// wired is one NIC of the host and the SwitchPort it is cabled to.
+type wired struct {
+	nic, mac     string
+	source       networkv1alpha1.WiringSource
+	port         client.ObjectKey
+	provisioning *networkv1alpha1.ObjectRef // the infra team's, in the port's namespace
+	configured   *networkv1alpha1.ObjectRef // the infra team's tenant-less configuration
+}
+
+// wiring lists the host's cabled NICs: the HostLink's entries first (the infra team's word),
+// then NICs whose LLDP neighbour is a Switch with that chassis MAC and a port entry of that
+// name. A NIC is wired once; problems are returned as messages, not errors.
+func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetalHost, link *networkv1alpha1.HostLink) ([]wired, []string, error) {
+	nics := map[string]string{} // mac -> name
+	var seen []metal3v1alpha1.NIC
+	if hw := host.Status.HardwareDetails; hw != nil {
+		seen = hw.NIC
+		for _, n := range seen {
+			nics[normalMAC(n.MAC)] = n.Name
+		}
+	}
+	var out []wired
+	var problems []string
+	taken := map[string]bool{}    // macs
+	ports := map[string]string{} // port key -> mac
+	add := func(w wired) {
+		key := w.port.String()
+		if other, ok := ports[key]; ok {
+			problems = append(problems, fmt.Sprintf("NICs %s and %s both claim SwitchPort %s; only the first is used", other, w.mac, key))
+			return
+		}
+		ports[key] = w.mac
+		taken[w.mac] = true
+		out = append(out, w)
+	}
+	if link != nil {
+		for _, p := range link.Spec.Ports {
+			mac := normalMAC(p.MAC)
+			ns := p.Port.Namespace
+			if ns == "" {
+				ns = link.Namespace
+			}
+			add(wired{nic: nics[mac], mac: mac, source: networkv1alpha1.WiringSpec,
+				port: client.ObjectKey{Namespace: ns, Name: p.Port.Name}, provisioning: p.ProvisioningConfiguration, configured: p.Configuration})
+		}
+	}
+	for _, n := range seen {
+		mac := normalMAC(n.MAC)
+		if n.LLDP == nil || n.LLDP.SwitchID == "" || taken[mac] {
+			continue
+		}
+		port, problem, err := lldpPort(ctx, c, n.LLDP)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case problem != "":
+			problems = append(problems, fmt.Sprintf("NIC %s: %s", n.Name, problem))
+		case port != nil:
+			add(wired{nic: n.Name, mac: mac, source: networkv1alpha1.WiringLLDP, port: *port})
+		}
+	}
+	return out, problems, nil
+}
+
+// lldpPort is the SwitchPort of the Switch whose chassisMAC is the LLDP chassis ID and whose
+// entry has the LLDP port ID as its name; nil when no Switch claims the chassis, which is
+// normal for switches rackwire does not manage.
+func lldpPort(ctx context.Context, c client.Reader, lldp *metal3v1alpha1.LLDP) (*client.ObjectKey, string, error) {
+	switches := &networkv1alpha1.SwitchList{}
+	if err := c.List(ctx, switches, client.MatchingFields{IndexChassis: normalMAC(lldp.SwitchID)}); err != nil {
+		return nil, "", err
+	}
+	switch len(switches.Items) {
+	case 0:
+		return nil, "", nil
+	case 1:
+	default:
+		return nil, fmt.Sprintf("%d Switches claim chassis %s; the infra team must fix spec.chassisMAC", len(switches.Items), lldp.SwitchID), nil
+	}
+	sw := &switches.Items[0]
+	for name, e := range sw.Spec.Ports {
+		if e.Name != lldp.PortID {
+			continue
+		}
+		ns := e.Namespace
+		if ns == "" {
+			ns = sw.Namespace
+		}
+		return &client.ObjectKey{Namespace: ns, Name: name}, "", nil
+	}
+	return nil, fmt.Sprintf("Switch %s/%s (chassis %s) has no port entry named %q", sw.Namespace, sw.Name, lldp.SwitchID, lldp.PortID), nil
+}

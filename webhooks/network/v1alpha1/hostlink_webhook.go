@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+)
+
+// +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-hostlink,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=hostlinks,verbs=create;update,versions=v1alpha1,name=vhostlink-v1alpha1.rackwire.metal3.io,admissionReviewVersions=v1
+
+// HostLinkWebhook validates the infra team's wiring of a host.
+type HostLinkWebhook struct {
+	Reader client.Reader
+}
+
+// ValidateCreate checks the wiring.
+func (w HostLinkWebhook) ValidateCreate(ctx context.Context, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
+	return w.validate(ctx, l)
+}
+
+// ValidateUpdate checks the wiring.
+func (w HostLinkWebhook) ValidateUpdate(ctx context.Context, _, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
+	return w.validate(ctx, l)
+}
+
+// ValidateDelete allows deletion: the host's ports are released by the controller.
+func (HostLinkWebhook) ValidateDelete(context.Context, *networkv1alpha1.HostLink) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// validate refuses two NICs on one SwitchPort and configurations outside the port's
+// namespace (the infra team's configurations live beside the ports); it warns about
+// SwitchPorts and configurations that do not exist yet.
+func (w HostLinkWebhook) validate(ctx context.Context, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
+	var errs field.ErrorList
+	var warns admission.Warnings
+	ports := map[string]int{}
+	for i, p := range l.Spec.Ports {
+		path := field.NewPath("spec", "ports").Index(i)
+		ns := p.Port.Namespace
+		if ns == "" {
+			ns = l.Namespace
+		}
+		key := ns + "/" + p.Port.Name
+		if j, dup := ports[key]; dup {
+			errs = append(errs, field.Duplicate(path.Child("port"), fmt.Sprintf("SwitchPort %s is already wired to spec.ports[%d]", key, j)))
+			continue
+		}
+		ports[key] = i
+		if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: p.Port.Name}, &networkv1alpha1.SwitchPort{}); apierrors.IsNotFound(err) {
+			warns = append(warns, fmt.Sprintf("spec.ports[%d].port: SwitchPort %s does not exist yet", i, key))
+		}
+		for name, ref := range map[string]*networkv1alpha1.ObjectRef{"provisioningConfiguration": p.ProvisioningConfiguration, "configuration": p.Configuration} {
+			if ref == nil {
+				continue
+			}
+			if ref.Namespace != "" && ref.Namespace != ns {
+				errs = append(errs, field.Invalid(path.Child(name, "namespace"), ref.Namespace,
+					"the infra team's configurations live in the SwitchPort's namespace "+ns+"; tenants' come from their Metal3Machines"))
+				continue
+			}
+			if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &networkv1alpha1.SwitchPortConfiguration{}); apierrors.IsNotFound(err) {
+				warns = append(warns, fmt.Sprintf("spec.ports[%d].%s: SwitchPortConfiguration %s/%s does not exist yet", i, name, ns, ref.Name))
+			}
+		}
+	}
+	return warns, invalid(kindHostLink, l.Name, errs)
+}
