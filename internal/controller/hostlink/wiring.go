@@ -66,7 +66,7 @@ func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetal
 	}
 	var out []wired
 	var problems []string
-	taken := map[string]bool{}    // macs
+	taken := map[string]bool{}   // macs
 	ports := map[string]string{} // port key -> mac
 	add := func(w wired) {
 		key := w.port.String()
