@@ -44,6 +44,8 @@ const Finalizer = "rackwire.metal3.io/host-ports"
 // +kubebuilder:rbac:groups=metal3.io,resources=hostlinks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=metal3.io,resources=switchports,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal3.io,resources=hostnetworkattachments,verbs=get;list;watch
+// +kubebuilder:rbac:groups=metal3.io,resources=switchportconfigurations,verbs=get;list;watch;create
 
 // Reconciler links one BareMetalHost's state to its SwitchPorts.
 type Reconciler struct {
@@ -173,6 +175,16 @@ func (r *Reconciler) letGo(ctx context.Context, host *metal3v1alpha1.BareMetalHo
 // drive links the port to what the host's state needs and records whether it carries it.
 func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
 	want := wantOf(w, v.network, v.tenant)
+	if want == nil && v.network == networkv1alpha1.NetworkTenant && w.attachment != nil {
+		ref, problem, err := r.attached(ctx, v, *w.attachment)
+		if err != nil {
+			return err
+		}
+		if problem != "" {
+			v.problems = append(v.problems, problem)
+		}
+		want = ref
+	}
 	st := networkv1alpha1.HostPortStatus{NIC: w.nic, MAC: w.mac, Source: w.source,
 		SwitchPort: networkv1alpha1.ObjectRef{Name: w.port.Name, Namespace: w.port.Namespace}, Want: want}
 	p := &networkv1alpha1.SwitchPort{}
@@ -358,4 +370,17 @@ func conditions(v *view, s *networkv1alpha1.HostLinkStatus) []event {
 	meta.SetStatusCondition(&s.Conditions, ready)
 	meta.SetStatusCondition(&s.Conditions, heldCond)
 	return out
+}
+
+// attached is the configuration derived from a HostNetworkAttachment, which may come from the
+// host's own namespace (the infra team's) or its consumer's (the tenant's) only.
+func (r *Reconciler) attached(ctx context.Context, v *view, ref client.ObjectKey) (*networkv1alpha1.ConfigurationRef, string, error) {
+	allowed := ref.Namespace == v.host.Namespace
+	if v.tenant != nil && ref.Namespace == v.tenant.machine.Namespace {
+		allowed = true
+	}
+	if !allowed {
+		return nil, fmt.Sprintf("HostNetworkAttachment %s is neither in the host's namespace nor its consumer's; it is not applied", ref), nil
+	}
+	return attachmentConfig(ctx, r.Client, ref)
 }

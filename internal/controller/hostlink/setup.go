@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -95,7 +96,14 @@ func Setup(mgr ctrl.Manager) error {
 			return inspected(ctx, c)
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 8, UsePriorityQueue: ptr.To(false)})
-	if served(mgr.GetRESTMapper()) {
+	if servedKind(mgr.GetRESTMapper(), HostNetworkAttachmentGVK) {
+		a := &unstructured.Unstructured{}
+		a.SetGroupVersionKind(HostNetworkAttachmentGVK)
+		b = b.Watches(a, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+			return linked(ctx, c)
+		}))
+	}
+	if servedKind(mgr.GetRESTMapper(), Metal3MachineGVK) {
 		m := &unstructured.Unstructured{}
 		m.SetGroupVersionKind(Metal3MachineGVK)
 		b = b.Watches(m, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -105,11 +113,27 @@ func Setup(mgr ctrl.Manager) error {
 	return b.Complete(r)
 }
 
-// served says whether the cluster has CAPM3's Metal3Machine; without it, hosts have no
-// tenant configurations and nothing to watch.
-func served(m meta.RESTMapper) bool {
-	_, err := m.RESTMapping(Metal3MachineGVK.GroupKind(), Metal3MachineGVK.Version)
+// servedKind says whether the cluster serves a kind of another project (CAPM3's Metal3Machine,
+// a newer BMO's HostNetworkAttachment); without it there is nothing of it to watch.
+func servedKind(m meta.RESTMapper, gvk schema.GroupVersionKind) bool {
+	_, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
 	return err == nil
+}
+
+// linked are the hosts rackwire links (they carry its finalizer): a HostNetworkAttachment
+// changing may change what their ports carry.
+func linked(ctx context.Context, c client.Reader) []reconcile.Request {
+	hosts := &metal3v1alpha1.BareMetalHostList{}
+	if err := c.List(ctx, hosts); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range hosts.Items {
+		if hasFinalizer(&hosts.Items[i], Finalizer) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&hosts.Items[i])})
+		}
+	}
+	return out
 }
 
 // hostsBy lists the objects indexed under o's key and enqueues the hosts of the same names.

@@ -50,11 +50,13 @@ type wired struct {
 	port         client.ObjectKey
 	provisioning *networkv1alpha1.ObjectRef // the infra team's, in the port's namespace
 	configured   *networkv1alpha1.ObjectRef // the infra team's tenant-less configuration
+	attachment   *client.ObjectKey          // a HostNetworkAttachment of spec.networkInterfaces
 }
 
 // wiring lists the host's cabled NICs: the HostLink's entries first (the infra team's word),
-// then NICs whose LLDP neighbour is a Switch with that chassis MAC and a port entry of that
-// name. A NIC is wired once; problems are returned as messages, not errors.
+// then the host's spec.networkInterfaces (newer BMO), then NICs whose LLDP neighbour is a
+// Switch with that chassis MAC and a port entry of that name. A NIC is wired once; problems
+// are returned as messages, not errors.
 func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetalHost, link *networkv1alpha1.HostLink) ([]wired, []string, error) {
 	nics := map[string]string{} // mac -> name
 	var seen []metal3v1alpha1.NIC
@@ -87,6 +89,58 @@ func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetal
 			}
 			add(wired{nic: nics[mac], mac: mac, source: networkv1alpha1.WiringSpec,
 				port: client.ObjectKey{Namespace: ns, Name: p.Port.Name}, provisioning: p.ProvisioningConfiguration, configured: p.Configuration})
+		}
+	}
+	ifaces, err := networkInterfaces(ctx, c, host)
+	if err != nil {
+		return nil, nil, err
+	}
+	lldpOf := map[string]*metal3v1alpha1.LLDP{}
+	for _, n := range seen {
+		lldpOf[normalMAC(n.MAC)] = n.LLDP
+	}
+	for i, ni := range ifaces {
+		mac := normalMAC(ni.MACAddress)
+		if mac == "" {
+			for m, name := range nics {
+				if name == ni.Name {
+					mac = m
+				}
+			}
+		}
+		if mac == "" {
+			problems = append(problems, fmt.Sprintf("spec.networkInterfaces[%d]: no NIC the inspection reported has name %q", i, ni.Name))
+			continue
+		}
+		if taken[mac] {
+			continue
+		}
+		neighbour := lldpOf[mac]
+		if ni.SwitchPort != nil {
+			neighbour = &metal3v1alpha1.LLDP{SwitchID: ni.SwitchPort.SwitchID, PortID: ni.SwitchPort.PortID}
+		}
+		if neighbour == nil || neighbour.SwitchID == "" {
+			problems = append(problems, fmt.Sprintf("spec.networkInterfaces[%d]: NIC %s has no switchPort and inspection saw no LLDP neighbour", i, mac))
+			continue
+		}
+		port, problem, err := lldpPort(ctx, c, neighbour)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case problem != "":
+			problems = append(problems, fmt.Sprintf("spec.networkInterfaces[%d]: %s", i, problem))
+		case port == nil:
+			problems = append(problems, fmt.Sprintf("spec.networkInterfaces[%d]: no Switch has chassisMAC %s", i, neighbour.SwitchID))
+		default:
+			w := wired{nic: nics[mac], mac: mac, source: networkv1alpha1.WiringNetworkInterfaces, port: *port}
+			if ref := ni.attachment(); ref != nil {
+				ns := ref.Namespace
+				if ns == "" {
+					ns = host.Namespace
+				}
+				w.attachment = &client.ObjectKey{Namespace: ns, Name: ref.Name}
+			}
+			add(w)
 		}
 	}
 	for _, n := range seen {
