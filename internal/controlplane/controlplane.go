@@ -16,8 +16,8 @@ limitations under the License.
 
 // Package controlplane starts the local Kubernetes control plane that tests, benchmarks and
 // `make dev` share: etcd and kube-apiserver on loopback (binaries from KUBEBUILDER_ASSETS,
-// built by hack/envtest-bins.sh), every CRD of the repository (ours and the external Cluster
-// API ones) and the webhook configurations that `make manifests` generates, rewritten to
+// built by hack/envtest-bins.sh), every CRD of the repository (ours, the external Cluster
+// API ones, and the other projects' kinds under test/crds: BMO's and CAPM3's Metal3Machine) and the webhook configurations that `make manifests` generates, rewritten to
 // reach a webhook server on loopback.
 package controlplane
 
