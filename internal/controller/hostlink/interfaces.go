@@ -87,10 +87,10 @@ func networkInterfaces(ctx context.Context, c client.Reader, host *metal3v1alpha
 
 // attachmentSpec is a HostNetworkAttachment's spec.
 type attachmentSpec struct {
-	Mode         string  `json:"mode,omitempty"`
-	NativeVLAN   int     `json:"nativeVLAN,omitempty"`
-	AllowedVLANs []int   `json:"allowedVLANs,omitempty"`
-	MTU          int     `json:"mtu,omitempty"`
+	Mode         string `json:"mode,omitempty"`
+	NativeVLAN   int    `json:"nativeVLAN,omitempty"`
+	AllowedVLANs []int  `json:"allowedVLANs,omitempty"`
+	MTU          int    `json:"mtu,omitempty"`
 }
 
 // AttachmentConfiguration turns a HostNetworkAttachment's spec into the SwitchPortConfiguration
