@@ -139,10 +139,18 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 		sw, entry = v.Switch, &v.Entry
 	}
 	tenant := switchport.TenantOf(port, ref)
-	if tenant != port.Namespace && !switchport.MayLinkAcross(port, sw) {
-		return field.ErrorList{field.Invalid(path.Child("namespace"), ref.Namespace,
-			"a tenant's SwitchPort may only link a SwitchPortConfiguration of its own namespace "+port.Namespace+
-				" (only ports in their Switch's namespace, the infra team's, take configurations of the tenants consuming their hosts)")}, nil
+	if tenant != port.Namespace {
+		// Only the infra team (or rackwire's host links) may give a host port of its own a
+		// tenant's configuration: one who may create SwitchPorts there, on a port in its Switch's namespace.
+		infra, err := w.mayManagePorts(ctx, port.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		if !infra || !switchport.MayLinkAcross(port, sw) {
+			return field.ErrorList{field.Invalid(path.Child("namespace"), ref.Namespace,
+				"a SwitchPort may only link a SwitchPortConfiguration of its own namespace "+port.Namespace+
+					" (only the infra team links a tenant's configuration, to a host port in its Switch's namespace)")}, nil
+		}
 	}
 	c := &networkv1alpha1.SwitchPortConfiguration{}
 	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: tenant, Name: ref.Name}, c); err != nil {
