@@ -58,7 +58,7 @@ var _ = Describe("config/samples", func() {
 			"ipam.metal3.io/v1alpha1/IPPool", "ipam.metal3.io/v1alpha1/IPClaim", "ipam.metal3.io/v1alpha1/IPAddress",
 			"ipam.cluster.x-k8s.io/v1beta2/IPAddressClaim",
 			"metal3.io/v1alpha1/Switch", "metal3.io/v1alpha1/AnsibleSwitch",
-			"metal3.io/v1alpha1/SwitchPortConfiguration", "metal3.io/v1alpha1/SwitchResourceLimit",
+			"metal3.io/v1alpha1/SwitchPortConfiguration", "metal3.io/v1alpha1/SwitchResourceLimit", "metal3.io/v1alpha1/HostLink",
 		} {
 			Expect(kinds).To(HaveKey(want))
 		}
