@@ -184,6 +184,41 @@ var _ = Describe("host links", Ordered, func() {
 		Expect(p.Spec.Configuration).To(BeNil())
 		Expect(p.Status.State).To(Equal(networkv1alpha1.StateIdle))
 	})
+
+	It("gives a host the infra team provisions its HostLink configuration, and releases the ports when the HostLink goes", func() {
+		Expect(k8s.Create(ctx, &networkv1alpha1.SwitchPortConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "ops"},
+			Spec: networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: ptr.To(networkv1alpha1.VLANID(100))}})).To(Succeed())
+		Expect(k8s.Create(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "h2"},
+			Spec: networkv1alpha1.HostLinkSpec{Ports: []networkv1alpha1.HostPort{
+				{MAC: mac2, Port: networkv1alpha1.ObjectRef{Name: "leaf-e2"}, Configuration: &networkv1alpha1.ObjectRef{Name: "ops"}},
+			}}})).To(Succeed())
+		host := &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "h2"},
+			Spec: metal3v1alpha1.BareMetalHostSpec{Online: true, BootMACAddress: mac2, Image: &metal3v1alpha1.Image{URL: "http://x/img"},
+				BMC: metal3v1alpha1.BMCDetails{Address: "ipmi://127.0.0.1:6231", CredentialsName: "h2-bmc"}}}
+		Expect(k8s.Create(ctx, host)).To(Succeed())
+		By("held from its first write: the HostLink wires it")
+		Expect(host.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire))
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "h2"}, host); err != nil {
+				return err
+			}
+			host.Status = metal3v1alpha1.BareMetalHostStatus{OperationalStatus: metal3v1alpha1.OperationalStatusOK,
+				Provisioning: metal3v1alpha1.ProvisionStatus{State: metal3v1alpha1.StateProvisioned, Image: metal3v1alpha1.Image{URL: "http://x/img"}}}
+			return k8s.Status().Update(ctx, host)
+		}).Should(Succeed())
+		Eventually(linkOf(infra, "h2")).Should(Equal("tenant 1/1"))
+		Expect(portState(infra, "leaf-e2")()).To(Equal(networkv1alpha1.StateActive))
+
+		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "h2"}})).To(Succeed())
+		Eventually(portState(infra, "leaf-e2")).Should(Equal(networkv1alpha1.StateIdle))
+		p := &networkv1alpha1.SwitchPort{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "leaf-e2"}, p)).To(Succeed())
+		Expect(p.Spec.Configuration).To(BeNil())
+		Eventually(func() []string {
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "h2"}, host)
+			return host.Finalizers
+		}).ShouldNot(ContainElement(hostlink.Finalizer))
+	})
 })
 
 func portState(ns, name string) func() networkv1alpha1.SwitchPortState {

@@ -36,7 +36,8 @@ import (
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 )
 
-// Finalizer keeps a deleted host until its ports are clean (the seed's story 5).
+// Finalizer keeps a deleted host until its ports are clean (the seed's story 5), and a deleted
+// HostLink until the ports it recorded are released.
 const Finalizer = "rackwire.metal3.io/host-ports"
 
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;update;patch
@@ -70,16 +71,25 @@ type view struct {
 // Reconcile follows the finalizer-then-return pattern on the host and writes the HostLink's
 // status in one patch at the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	host := &metal3v1alpha1.BareMetalHost{}
-	if err := r.Get(ctx, req.NamespacedName, host); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
 	link := &networkv1alpha1.HostLink{}
 	if err := r.Get(ctx, req.NamespacedName, link); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
 		link = nil
+	}
+	if link != nil && !link.DeletionTimestamp.IsZero() {
+		// The record of what the host's ports were given goes: they are released first.
+		return ctrl.Result{}, r.forget(ctx, link)
+	}
+	host := &metal3v1alpha1.BareMetalHost{}
+	if err := r.Get(ctx, req.NamespacedName, host); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if link != nil && !controllerutil.ContainsFinalizer(link, Finalizer) {
+		base := link.DeepCopy()
+		controllerutil.AddFinalizer(link, Finalizer)
+		return ctrl.Result{}, r.Patch(ctx, link, client.MergeFrom(base))
 	}
 	wires, problems, err := wiring(ctx, r, host, link)
 	if err != nil {
@@ -156,6 +166,19 @@ func (r *Reconciler) createLink(ctx context.Context, host *metal3v1alpha1.BareMe
 		return err
 	}
 	return client.IgnoreAlreadyExists(r.Create(ctx, link))
+}
+
+// forget releases every port a deleted HostLink's status says it drove, then lets it go.
+func (r *Reconciler) forget(ctx context.Context, link *networkv1alpha1.HostLink) error {
+	if !controllerutil.ContainsFinalizer(link, Finalizer) {
+		return nil
+	}
+	if err := r.release(ctx, link, nil); err != nil {
+		return err
+	}
+	base := link.DeepCopy()
+	controllerutil.RemoveFinalizer(link, Finalizer)
+	return r.Patch(ctx, link, client.MergeFrom(base))
 }
 
 // letGo removes what rackwire put on a host that has no wiring (any more).

@@ -196,8 +196,10 @@ var _ = Describe("the Switch reconciler", func() {
 		f.Fail(nil)
 		sw := &networkv1alpha1.Switch{}
 		Expect(k8s.Get(ctx, key(ns, "spine"), sw)).To(Succeed())
+		base := sw.DeepCopy()
 		sw.Spec.Ports["s1"] = networkv1alpha1.PortInfo{Name: "e2"}
-		Expect(k8s.Update(ctx, sw)).To(Succeed())
+		// A patch: the reconciler writes the Switch's status meanwhile.
+		Expect(k8s.Patch(ctx, sw, client.MergeFrom(base))).To(Succeed())
 		Eventually(switchReady(ns, "spine")).Should(HavePrefix("True/Ready"))
 		Eventually(stateOf(ns, "s1")).Should(Equal(idle))
 	})
