@@ -172,13 +172,3 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 	}
 	return errs, nil
 }
-
-// portEntry is the entry of the one Switch that names the port, or nil when none does: then
-// the port drives nothing, and only the namespace's limit bounds the link.
-func portEntry(ctx context.Context, r client.Reader, port *networkv1alpha1.SwitchPort) (*networkv1alpha1.PortInfo, error) {
-	v, _, err := switchport.VouchingEntry(ctx, r, port)
-	if err != nil || v == nil {
-		return nil, err
-	}
-	return &v.Entry, nil
-}
