@@ -22,10 +22,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rackwire/rackwire/internal/controller/ipam"
+	"github.com/rackwire/rackwire/internal/controller/nodeslice"
 	"github.com/rackwire/rackwire/internal/controller/switches"
 	capiipamwebhooks "github.com/rackwire/rackwire/webhooks/capiipam/v1beta2"
 	ipamwebhooks "github.com/rackwire/rackwire/webhooks/ipam/v1alpha1"
 	networkwebhooks "github.com/rackwire/rackwire/webhooks/network/v1alpha1"
+	nodeslicewebhooks "github.com/rackwire/rackwire/webhooks/nodeslice/v1alpha1"
 )
 
 // area is one part of the operator (IPAM, switches, node slices, persistent IPs): the
@@ -47,6 +49,7 @@ type setupFunc func(ctrl.Manager) error
 var areas = []area{
 	{name: "ipam", reconcile: ipam.Setup, admissions: []setupFunc{ipamwebhooks.Setup, capiipamwebhooks.Setup}},
 	{name: "switches", reconcile: switches.Setup, admissions: []setupFunc{networkwebhooks.Setup}},
+	{name: "node slices", reconcile: nodeslice.Setup, admissions: []setupFunc{nodeslicewebhooks.Setup}},
 }
 
 // setupAreas registers every area's reconcilers and, when asked, its webhooks.

@@ -35,6 +35,9 @@ var ErrNotSliced = errors.New("no node_slice_size in a whereabouts or rackwire I
 type Network struct {
 	// Name names the network and its NodeSlicePool: network_name, else the config's name.
 	Name string
+	// Named says the name is network_name: whereabouts then prefixes its per-node IPPool
+	// names with it.
+	Named bool
 	// Range is the range as whereabouts writes it into NodeSlicePool spec.range (the
 	// network address in CIDR notation).
 	Range netip.Prefix
@@ -77,7 +80,8 @@ type pluginConf struct {
 // ParseNetwork reads a NAD's spec.config: a single plugin configuration or a conflist whose
 // plugin with a whereabouts or rackwire IPAM has node_slice_size. It returns ErrNotSliced
 // for configurations that do not ask for node slices, and an error naming the field for
-// those that ask but are wrong.
+// those that ask but are wrong; Name is set even then when the network can be named, so
+// that the error can be reported on the network's pool.
 func ParseNetwork(config []byte) (Network, error) {
 	var top pluginConf
 	if err := json.Unmarshal(config, &top); err != nil {
@@ -93,31 +97,34 @@ func ParseNetwork(config []byte) (Network, error) {
 	if ipam == nil || !ipamTypes[ipam.Type] || ipam.SliceSize == "" {
 		return Network{}, ErrNotSliced
 	}
-	n := Network{Name: ipam.NetworkName, SliceSize: ipam.SliceSize}
+	n := Network{Name: ipam.NetworkName, Named: ipam.NetworkName != "", SliceSize: ipam.SliceSize}
 	if n.Name == "" {
 		n.Name = top.Name
 	}
 	if n.Name == "" {
-		return Network{}, fmt.Errorf("%s.network_name: neither it nor the configuration's name is set", path)
+		return n, fmt.Errorf("%s.network_name: neither it nor the configuration's name is set", path)
 	}
 	bits, err := ParseSliceSize(ipam.SliceSize)
 	if err != nil {
-		return Network{}, fmt.Errorf("%s.node_slice_size: %w", path, err)
+		return n, fmt.Errorf("%s.node_slice_size: %w", path, err)
 	}
 	n.SliceBits = bits
 	r := rangeConf{Range: ipam.Range, RangeStart: ipam.RangeStart, RangeEnd: ipam.RangeEnd, Exclude: ipam.Exclude}
 	rpath := path
 	if r.Range == "" {
 		if len(ipam.IPRanges) == 0 {
-			return Network{}, fmt.Errorf("%s.range: node slices need a range", path)
+			return n, fmt.Errorf("%s.range: node slices need a range", path)
 		}
 		// whereabouts slices only the first range.
 		r, rpath = ipam.IPRanges[0], path+".ipRanges[0]"
 	}
 	if err := n.readRange(r, rpath); err != nil {
-		return Network{}, err
+		return n, err
 	}
-	return n, n.Check()
+	if err := n.Check(); err != nil {
+		return n, fmt.Errorf("%s.%w", path, err)
+	}
+	return n, nil
 }
 
 func (n *Network) readRange(r rangeConf, path string) error {

@@ -221,3 +221,29 @@ func TestAssignerIPv6NeverEnumerates(t *testing.T) {
 		t.Fatalf("usable %d", a.Usable())
 	}
 }
+
+func TestPoolNamesAreWhereabouts(t *testing.T) {
+	named := mustNetwork(t, `{"name":"c","ipam":{"type":"whereabouts","range":"10.0.0.0/16","node_slice_size":"/24","network_name":"blue"}}`)
+	unnamed := mustNetwork(t, `{"name":"c","ipam":{"type":"whereabouts","range":"fd00::/64","node_slice_size":"/80"}}`)
+	cases := []struct {
+		n     Network
+		node  string
+		slice string
+		want  string
+	}{
+		{named, "worker-1", "10.0.3.0/24", "blue-worker-1-10.0.3.0-24"},
+		{unnamed, "worker-1", "fd00::1:0:0:0/80", "worker-1-fd00--1-0-0-0-80"},
+	}
+	for _, c := range cases {
+		got := c.n.PoolName(c.node, netip.MustParsePrefix(c.slice))
+		if got != c.want {
+			t.Errorf("PoolName = %s, want %s", got, c.want)
+		}
+		if node, ok := c.n.NodeOfPool(got, c.slice); !ok || node != c.node {
+			t.Errorf("NodeOfPool(%s) = %s %v", got, node, ok)
+		}
+	}
+	if _, ok := named.NodeOfPool("red-worker-1-10.0.3.0-24", "10.0.3.0/24"); ok {
+		t.Error("a pool of another network was attributed")
+	}
+}
