@@ -111,6 +111,8 @@ func parseFlags() options {
 		"Namespace of the NodeSlicePools and whereabouts IPPools: that of the CNI binaries' kubeconfig context (whereabouts' default is kube-system).")
 	flag.DurationVar(&nodeslice.ReleaseGrace, "nodeslice-release-grace", nodeslice.ReleaseGrace,
 		"How long a slice a node lost (Node deleted, range re-cut) is kept from other nodes, so that a CNI ADD that read the old slice finishes first.")
+	flag.DurationVar(&nodeslice.WriteInterval, "nodeslice-write-interval", nodeslice.WriteInterval,
+		"Least time between two writes of one NodeSlicePool; Nodes joining faster are gathered into one write.")
 	o.zap.Development = false
 	o.zap.BindFlags(flag.CommandLine)
 	flag.Parse()

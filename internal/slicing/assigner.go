@@ -177,10 +177,7 @@ func (a *Assigner) Keep(node string, p netip.Prefix) bool {
 		return false
 	}
 	if old, had := a.byNode[node]; had {
-		if old == i {
-			return true
-		}
-		return false
+		return old == i
 	}
 	a.byNode[node], a.byIndex[i] = i, node
 	return true

@@ -62,8 +62,6 @@ func (x u128) sub(y u128) u128 {
 	return u128{hi, lo}
 }
 
-func (x u128) less(y u128) bool { return x.hi < y.hi || (x.hi == y.hi && x.lo < y.lo) }
-
 // shl shifts left by n (0..127).
 func (x u128) shl(n int) u128 {
 	switch {

@@ -17,7 +17,6 @@ limitations under the License.
 package nodeslice_test
 
 import (
-	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -33,7 +32,7 @@ var _ = Describe("NodeSlicePool controller", func() {
 		own := createNAD(poolNS, "blue-a", nadConfig("blue-a", "blue", "10.10.0.0/24", "/26", ""))
 		// A conflist NAD of the same network in a tenant namespace: same slicing, no owner
 		// reference (an owner in another namespace counts as absent to the garbage collector).
-		createNAD("team-a", "blue-b", fmt.Sprintf(`{"cniVersion":"1.0.0","name":"blue-b","plugins":[{"type":"bridge","ipam":{"type":"whereabouts","range":"10.10.0.0/24","node_slice_size":"26","network_name":"blue"}},{"type":"tuning"}]}`))
+		createNAD("team-a", "blue-b", `{"cniVersion":"1.0.0","name":"blue-b","plugins":[{"type":"bridge","ipam":{"type":"whereabouts","range":"10.10.0.0/24","node_slice_size":"26","network_name":"blue"}},{"type":"tuning"}]}`)
 		got := expectSliced("blue", nodes...)
 		Expect(got).To(Equal(map[string]string{"basic-0": "10.10.0.0/26", "basic-1": "10.10.0.64/26", "basic-2": "10.10.0.128/26"}))
 		p := getPool(Default, "blue")

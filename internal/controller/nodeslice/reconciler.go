@@ -40,6 +40,8 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Namespace string
 	Grace     time.Duration
+	// WriteInterval is the least time between two writes of one pool.
+	WriteInterval time.Duration
 
 	nets *registry
 }
@@ -98,7 +100,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
-	if err := r.write(ctx, n, n.pool, r.desired(n, c, n.pool)); err != nil {
+	want := r.desired(n, c, n.pool)
+	if wait := r.WriteInterval - now.Sub(n.lastWrite); wait > 0 && want != nil && n.pool != nil && !unchanged(n.pool, want) {
+		// Joins keep coming: gather them into the next write (a pool lists every slice, so
+		// each write costs the apiserver the same whatever it changes).
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.write(ctx, n, n.pool, want); err != nil {
 		n.rebuild = true
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			// Someone else (or our own write, not yet in the cache) got there first: start
@@ -127,7 +135,7 @@ func (r *Reconciler) write(ctx context.Context, n *network, base, want *nodeslic
 		return fmt.Errorf("writing NodeSlicePool %s/%s: %w", want.Namespace, want.Name, err)
 	}
 	r.nets.wrote(n, want.ResourceVersion)
-	n.pool = want
+	n.pool, n.lastWrite = want, time.Now()
 	return nil
 }
 

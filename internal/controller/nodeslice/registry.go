@@ -42,15 +42,16 @@ type network struct {
 	written    []string            // resourceVersions of our last writes
 
 	// Reconcile only.
-	cfg      slicing.Network
-	assign   *slicing.Assigner
-	pool     *nodeslicev1alpha1.NodeSlicePool // as last written or read
-	rebuild  bool
-	waiting  map[string]struct{}         // Nodes without a slice
-	poolHeld []slicing.Hold              // IPPools holding addresses
-	released map[netip.Prefix]quarantine // slices nodes lost, kept from the others for a while
-	reported map[string]string           // NAD key -> the last problem reported on it
-	told     map[string]struct{}         // waiting Nodes already named in an Event
+	cfg       slicing.Network
+	assign    *slicing.Assigner
+	pool      *nodeslicev1alpha1.NodeSlicePool // as last written or read
+	rebuild   bool
+	lastWrite time.Time
+	waiting   map[string]struct{}         // Nodes without a slice
+	poolHeld  []slicing.Hold              // IPPools holding addresses
+	released  map[netip.Prefix]quarantine // slices nodes lost, kept from the others for a while
+	reported  map[string]string           // NAD key -> the last problem reported on it
+	told      map[string]struct{}         // waiting Nodes already named in an Event
 }
 
 // quarantine is a slice that node held until recently.

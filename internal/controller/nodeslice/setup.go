@@ -45,6 +45,10 @@ var (
 	// from other nodes: a whereabouts binary that read the old pool just before finishes its
 	// ADD within whereabouts' own limit (2 minutes) and its IPPool then holds the slice.
 	ReleaseGrace = 2 * time.Minute
+	// WriteInterval is the least time between two writes of one NodeSlicePool: every write
+	// carries the whole slice list (hundreds of KiB for thousands of slices), so joins
+	// arriving faster are gathered into one write.
+	WriteInterval = 500 * time.Millisecond
 )
 
 // MaxListed is the most slices status.allocations lists one by one.
@@ -55,14 +59,15 @@ const networkIndex = "nodeslice.network"
 
 // Options tune the reconciler.
 type Options struct {
-	Namespace    string
-	ReleaseGrace time.Duration
-	Workers      int
+	Namespace     string
+	ReleaseGrace  time.Duration
+	WriteInterval time.Duration
+	Workers       int
 }
 
 // Setup registers the NodeSlicePool reconciler with the production settings.
 func Setup(mgr ctrl.Manager) error {
-	return SetupWith(mgr, Options{Namespace: Namespace, ReleaseGrace: ReleaseGrace})
+	return SetupWith(mgr, Options{Namespace: Namespace, ReleaseGrace: ReleaseGrace, WriteInterval: WriteInterval})
 }
 
 // +kubebuilder:rbac:groups=whereabouts.cni.cncf.io,resources=nodeslicepools,verbs=get;list;watch;create;update;patch;delete
@@ -89,7 +94,7 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	}
 	r := &Reconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nodeslice-controller"),
-		Namespace: o.Namespace, Grace: o.ReleaseGrace, nets: newRegistry(),
+		Namespace: o.Namespace, Grace: o.ReleaseGrace, WriteInterval: o.WriteInterval, nets: newRegistry(),
 	}
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
 	return ctrl.NewControllerManagedBy(mgr).
