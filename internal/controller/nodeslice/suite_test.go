@@ -81,7 +81,8 @@ var _ = BeforeSuite(func() {
 
 	mgr, err := ctrl.NewManager(cfg, controlplane.ManagerOptions(testEnv))
 	Expect(err).NotTo(HaveOccurred())
-	Expect(nodeslice.SetupWith(mgr, nodeslice.Options{Namespace: poolNS, ReleaseGrace: grace})).To(Succeed())
+	// Writes gathered as in production, shorter.
+	Expect(nodeslice.SetupWith(mgr, nodeslice.Options{Namespace: poolNS, ReleaseGrace: grace, WriteInterval: 200 * time.Millisecond})).To(Succeed())
 	Expect(nodeslicewebhooks.Setup(mgr)).To(Succeed())
 	stop, err := controlplane.Run(ctx, mgr, testEnv)
 	Expect(err).NotTo(HaveOccurred())

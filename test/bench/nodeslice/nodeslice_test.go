@@ -174,12 +174,12 @@ func (r result) line() string {
 		((r.cpu.apiserver + r.cpu.etcd) / time.Duration(r.nodes)).Round(time.Microsecond), r.missing)
 }
 
-func nadConfig(k int) string {
-	return fmt.Sprintf(`{"cniVersion":"1.0.0","name":"bench-net-%d","type":"macvlan","master":"eth0","ipam":{"type":"whereabouts","range":"10.%d.0.0/16","node_slice_size":%q,"network_name":"bench-net-%d",`+
-		// whereabouts' controller refuses an IPAM configuration naming no kubeconfig (it
-		// loads it as the CNI binary does); it never reads the file.
-		`"kubernetes":{"kubeconfig":"/etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig"}}}`,
-		k, 100+k, sliceOfNets, k)
+// nadConfig is network k's configuration. whereabouts' controller loads a NAD's IPAM
+// configuration as its CNI binary does, so it needs the flat file naming a kubeconfig
+// (configuration_path); it never reads the kubeconfig.
+func nadConfig(k int, flat string) string {
+	return fmt.Sprintf(`{"cniVersion":"1.0.0","name":"bench-net-%d","type":"macvlan","master":"eth0","ipam":{"type":"whereabouts","range":"10.%d.0.0/16",`+
+		`"node_slice_size":%q,"network_name":"bench-net-%d","configuration_path":%q}}`, k, 100+k, sliceOfNets, k, flat)
 }
 
 func (r *run) measure(ctx context.Context, ctl controller, nodes int, timeout time.Duration) (res result, err error) {
@@ -219,6 +219,10 @@ func (r *run) measure(ctx context.Context, ctl controller, nodes int, timeout ti
 			return res, err
 		}
 	}
+	flat := filepath.Join(r.dir, "whereabouts.conf")
+	if err := os.WriteFile(flat, fmt.Appendf(nil, `{"kubernetes":{"kubeconfig":%q}}`, r.kubeconfig), 0o600); err != nil {
+		return res, err
+	}
 	cmd, err := ctl.start(ctx, r)
 	if err != nil {
 		return res, err
@@ -227,7 +231,7 @@ func (r *run) measure(ctx context.Context, ctl controller, nodes int, timeout ti
 	for k := range networks {
 		for _, ns := range nadNamespaces {
 			nad := &nadv1.NetworkAttachmentDefinition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("bench-net-%d", k)},
-				Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: nadConfig(k)}}
+				Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: nadConfig(k, flat)}}
 			if err := r.c.Create(ctx, nad); err != nil {
 				return res, err
 			}
