@@ -61,6 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if len(c.views) == 0 {
 		r.nets.drop(req.Name)
+		nodesWithoutSlice.DeleteLabelValues(req.Name)
 		return ctrl.Result{}, r.retire(ctx, pool)
 	}
 	n := r.nets.get(req.Name)
