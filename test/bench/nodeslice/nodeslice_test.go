@@ -121,8 +121,11 @@ func BenchmarkNodeSlices(b *testing.B) {
 	}
 
 	var results []result
-	for _, ctl := range selected() {
-		for _, n := range counts {
+	// Counts outside, controllers inside: the two controllers' runs of one count are
+	// next to each other in time, so load from other processes of a shared machine falls
+	// on both alike.
+	for _, n := range counts {
+		for _, ctl := range selected() {
 			r := &run{root: root, dir: filepath.Join(dir, fmt.Sprintf("%s-%d", ctl.name, n)), manager: manager, bins: bins}
 			res, err := r.measure(b.Context(), ctl, n, timeout)
 			if err != nil {
