@@ -73,15 +73,20 @@ lint: golangci-lint ## Run golangci-lint.
 envtest: ## Build kube-apiserver and etcd for envtest into bin/ (once; reused afterwards).
 	@hack/envtest-bins.sh >/dev/null
 
+.PHONY: cni-bins
+cni-bins: ## Build the whereabouts CNI binary and node-slice controller, cnitool and the bridge plugin into bin/cni/ (once; reused afterwards).
+	@hack/cni-bins.sh >/dev/null
+
 .PHONY: test
-test: manifests generate fmt vet envtest bmo ## Unit, envtest and end-to-end tests.
+test: manifests generate fmt vet envtest bmo cni-bins ## Unit, envtest and end-to-end tests.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench
-bench: envtest ## Benchmarks: pure ones, IPAM throughput and switch batching of the built manager against a local apiserver (tables).
+bench: envtest cni-bins ## Benchmarks: pure ones, IPAM throughput, switch batching and node slices (against whereabouts) of the built manager against a local apiserver (tables).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./internal/... -run '^$$' -bench . -benchmem
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench -run '^$$' -bench . -benchtime=1x -timeout 60m
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/switches -run '^$$' -bench . -benchtime=1x -timeout 30m
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/nodeslice -run '^$$' -bench . -benchtime=1x -timeout 60m
 
 ##@ Build
 
@@ -114,7 +119,7 @@ install: manifests kustomize ## Install our CRDs into the cluster of your curren
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: install-external
-install-external: manifests ## Install the Cluster API IPAM CRDs, for clusters without Cluster API.
+install-external: manifests ## Install the Cluster API IPAM and Multus NetworkAttachmentDefinition CRDs, for clusters without them.
 	$(KUBECTL) apply --server-side -f config/crd/external
 
 .PHONY: uninstall

@@ -5,12 +5,14 @@ go 1.26.0
 require (
 	github.com/apenella/go-ansible/v2 v2.4.1
 	github.com/go-logr/logr v1.4.4
+	github.com/k8snetworkplumbingwg/network-attachment-definition-client v1.7.7
 	github.com/metal3-io/baremetal-operator/apis v0.13.2
 	github.com/onsi/ginkgo/v2 v2.32.0
 	github.com/onsi/gomega v1.42.1
 	github.com/prometheus/client_golang v1.23.2
 	go.uber.org/zap v1.28.0
 	golang.org/x/sync v0.22.0
+	golang.org/x/sys v0.47.0
 	gomodules.xyz/jsonpatch/v2 v2.5.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
@@ -84,7 +86,6 @@ require (
 	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.14.0 // indirect

@@ -33,6 +33,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rackwire/rackwire/internal/controller/ipam"
+	"github.com/rackwire/rackwire/internal/controller/nodeslice"
 	"github.com/rackwire/rackwire/internal/controller/switches"
 	"github.com/rackwire/rackwire/internal/scheme"
 )
@@ -106,6 +107,12 @@ func parseFlags() options {
 		"Limit of one playbook run on a switch, plus --switch-run-timeout-per-port for each port in it; a run past it is killed with its whole process group.")
 	flag.DurationVar(&switches.RunTimeoutPerPort, "switch-run-timeout-per-port", switches.RunTimeoutPerPort, "What each port of a batched run adds to its limit.")
 	flag.DurationVar(&switches.DriftInterval, "switch-drift-interval", switches.DriftInterval, "How often Active ports are read back to detect drift.")
+	flag.StringVar(&nodeslice.Namespace, "nodeslice-namespace", nodeslice.Namespace,
+		"Namespace of the NodeSlicePools and whereabouts IPPools: that of the CNI binaries' kubeconfig context (whereabouts' default is kube-system).")
+	flag.DurationVar(&nodeslice.ReleaseGrace, "nodeslice-release-grace", nodeslice.ReleaseGrace,
+		"How long a slice a node lost (Node deleted, range re-cut) is kept from other nodes, so that a CNI ADD that read the old slice finishes first.")
+	flag.DurationVar(&nodeslice.WriteInterval, "nodeslice-write-interval", nodeslice.WriteInterval,
+		"Least time between two writes of one NodeSlicePool; Nodes joining faster are gathered into one write.")
 	o.zap.Development = false
 	o.zap.BindFlags(flag.CommandLine)
 	flag.Parse()

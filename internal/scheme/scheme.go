@@ -15,13 +15,15 @@ limitations under the License.
 */
 
 // Package scheme is the runtime scheme of every API group rackwire reads or writes: the
-// built-in kinds, our own groups, and the Cluster API IPAM contract served from our pools.
+// built-in kinds, our own groups, the Cluster API IPAM contract served from our pools, and
+// the NetworkAttachmentDefinitions node slices are read from.
 // The manager, the local control plane and the tests share it so that none of them misses a
 // group another one knows.
 package scheme
 
 import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,6 +31,7 @@ import (
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 )
 
 // New returns a scheme with every group registered.
@@ -39,5 +42,7 @@ func New() *runtime.Scheme {
 	utilruntime.Must(networkv1alpha1.AddToScheme(s))
 	utilruntime.Must(capiipamv1beta2.AddToScheme(s))
 	utilruntime.Must(metal3v1alpha1.AddToScheme(s))
+	utilruntime.Must(nodeslicev1alpha1.AddToScheme(s))
+	utilruntime.Must(nadv1.AddToScheme(s))
 	return s
 }

@@ -25,11 +25,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// clockTick is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on every Linux
-// architecture Go supports).
-const clockTick = 10 * time.Millisecond
+	"github.com/rackwire/rackwire/internal/procstat"
+)
 
 // cpu is the CPU time used so far by each process of the run and by the whole machine:
 // on a shared two-core machine, where the time goes says more than a rate alone, and the
@@ -94,24 +92,8 @@ func procCPU(pid int) (time.Duration, bool) {
 
 // readStat returns a process's command name, parent and user+system CPU time.
 func readStat(path string) (string, int, time.Duration, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", 0, 0, false
-	}
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return "", 0, 0, false
-	}
-	f := strings.Fields(s[end+1:])
-	// After the command: state, ppid, ..., utime (11), stime (12).
-	if len(f) < 13 {
-		return "", 0, 0, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return s[open+1 : end], ppid, time.Duration(ut+st) * clockTick, true
+	st, ok := procstat.Read(path)
+	return st.Comm, st.PPID, st.CPU, ok
 }
 
 // machineCPU is the busy and total CPU time of all cores, from /proc/stat.
@@ -137,7 +119,7 @@ func machineCPU() (busy, total time.Duration) {
 				idle += n
 			}
 		}
-		return time.Duration(all-idle) * clockTick, time.Duration(all) * clockTick
+		return time.Duration(all-idle) * procstat.ClockTick, time.Duration(all) * procstat.ClockTick
 	}
 	return 0, 0
 }

@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodeslice
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+)
+
+// conflictRetry is how soon a network whose write lost a race is reconciled again.
+const conflictRetry = 50 * time.Millisecond
+
+// Reconciler keeps one network's NodeSlicePool: its request is the pool's key.
+type Reconciler struct {
+	client.Client
+	// Live reads around the cache, after a write conflicted.
+	Live      client.Reader
+	Recorder  events.EventRecorder
+	Namespace string
+	Grace     time.Duration
+	// WriteInterval is the least time between two writes of one pool.
+	WriteInterval time.Duration
+
+	nets *registry
+}
+
+// Reconcile brings a network's pool in line with its NADs and the Nodes.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	c, err := r.readNADs(ctx, req.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	pool := &nodeslicev1alpha1.NodeSlicePool{}
+	switch err := r.Get(ctx, req.NamespacedName, pool); {
+	case apierrors.IsNotFound(err):
+		pool = nil
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	if len(c.views) == 0 {
+		r.nets.drop(req.Name)
+		nodesWithoutSlice.DeleteLabelValues(req.Name)
+		return ctrl.Result{}, r.retire(ctx, pool)
+	}
+	n := r.nets.get(req.Name)
+	r.reportNADs(n, c)
+	if c.ref == nil {
+		// No NAD of the network reads well: the pool, if any, keeps its slices and says why.
+		return ctrl.Result{}, r.write(ctx, n, pool, r.desired(n, c, pool))
+	}
+
+	pending, holdsDirty := r.nets.take(n)
+	now := time.Now()
+	if n.pool != nil && pool != nil && !r.nets.ours(req.Name, pool.ResourceVersion) && pool.ResourceVersion != n.pool.ResourceVersion {
+		n.rebuild = true // written by someone else
+	}
+	if n.pool != nil && pool == nil {
+		n.rebuild = true // deleted by someone else
+	}
+	if n.assign == nil || n.rebuild || !n.cfg.SameSlicing(c.ref.net) {
+		base := pool
+		if n.rebuild && pool != nil {
+			// A conflict or someone else's write: the stored pool, not the cache, is the truth.
+			base = &nodeslicev1alpha1.NodeSlicePool{}
+			if err := r.Live.Get(ctx, req.NamespacedName, base); apierrors.IsNotFound(err) {
+				base = nil
+			} else if err != nil {
+				r.nets.giveBack(n, pending, holdsDirty)
+				return ctrl.Result{}, err
+			}
+		}
+		if err := r.rebuild(ctx, n, c.ref.net, base, now); err != nil {
+			r.nets.giveBack(n, pending, holdsDirty)
+			return ctrl.Result{}, err
+		}
+		n.pool = base
+	} else if err := r.apply(ctx, n, pending, holdsDirty, now); err != nil {
+		r.nets.giveBack(n, pending, holdsDirty)
+		return ctrl.Result{}, err
+	}
+
+	want := r.desired(n, c, n.pool)
+	if wait := r.WriteInterval - now.Sub(n.lastWrite); wait > 0 && want != nil && n.pool != nil && !unchanged(n.pool, want) {
+		// Joins keep coming: gather them into the next write (a pool lists every slice, so
+		// each write costs the apiserver the same whatever it changes).
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.write(ctx, n, n.pool, want); err != nil {
+		n.rebuild = true
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+			// Someone else (or our own write, not yet in the cache) got there first: start
+			// over from the stored pool.
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	r.reportWaiting(n)
+	_, next := n.holds(now)
+	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// write stores the desired pool when it differs from base (nil: create it).
+func (r *Reconciler) write(ctx context.Context, n *network, base, want *nodeslicev1alpha1.NodeSlicePool) error {
+	if want == nil || (base != nil && unchanged(base, want)) {
+		return nil
+	}
+	var err error
+	if base == nil {
+		err = r.Create(ctx, want)
+	} else {
+		err = r.Update(ctx, want)
+	}
+	if err != nil {
+		return fmt.Errorf("writing NodeSlicePool %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	r.nets.wrote(n, want.ResourceVersion)
+	n.pool, n.lastWrite = want, time.Now()
+	return nil
+}
+
+// retire deletes the pool of a network that no NAD asks for any more, if a controller wrote
+// it (NAD owners, or our label); a pool written by hand stays.
+func (r *Reconciler) retire(ctx context.Context, pool *nodeslicev1alpha1.NodeSlicePool) error {
+	if pool == nil || !writtenByController(pool) {
+		return nil
+	}
+	uid, rv := pool.UID, pool.ResourceVersion
+	err := r.Delete(ctx, pool, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+	return client.IgnoreNotFound(err)
+}

@@ -1,0 +1,28 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+)
+
+// Setup registers the webhooks of the whereabouts.cni.cncf.io kinds.
+func Setup(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &nodeslicev1alpha1.NodeSlicePool{}).WithValidator(NodeSlicePoolWebhook{}).Complete()
+}
