@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package ansible
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	_ "os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/fakeswitch"
+	"github.com/rackwire/rackwire/internal/netcli"
+	"github.com/rackwire/rackwire/internal/switchdriver"
+)
+
+// These tests drive the real ansible-playbook (network_cli and its OS plugins from the
+// installed collections, or plain SSH for Cumulus) against a fake switch per OS
+// (internal/fakeswitch) and compare the commands it received with testdata/cli/<os>.txt.
+// `go test -run TestCLI -update` rewrites the fixtures.
+
+var update = flag.Bool("update", false, "rewrite the command fixtures of the network_cli tests")
+
+// cliPorts are the ports of each OS's fake switch, named as the OS names them.
+var cliPorts = map[string][]string{
+	"eos":             {"Ethernet1", "Ethernet2", "Ethernet3"},
+	"nxos":            {"Ethernet1/1", "Ethernet1/2", "Ethernet1/3"},
+	"dellos10":        {"ethernet1/1/1", "ethernet1/1/2", "ethernet1/1/3"},
+	"dellemc.os9.os9": {"TenGigabitEthernet0/1", "TenGigabitEthernet0/2", "TenGigabitEthernet0/3"},
+	"enos":            {"1", "2", "3"},
+	"junos":           {"ge-0/0/1", "ge-0/0/2", "ge-0/0/3"},
+	"cumulus":         {"swp1", "swp2", "swp3"},
+}
+
+type cliFixture struct {
+	t      *testing.T
+	os     string
+	fake   *fakeswitch.Switch
+	asw    *networkv1alpha1.AnsibleSwitch
+	secret *corev1.Secret
+	work   string
+}
+
+func newCLIFixture(t *testing.T, os string, enable string, hang string) *cliFixture {
+	t.Helper()
+	fake, err := fakeswitch.Start(fakeswitch.Options{
+		OS: os, User: "admin", Password: "s3cret{{ x }}", Enable: enable, Ports: cliPorts[os], Hang: hang,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	f := &cliFixture{t: t, os: os, fake: fake, work: t.TempDir()}
+	f.asw = &networkv1alpha1.AnsibleSwitch{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "leaf-" + strings.ReplaceAll(os, ".", "-")},
+		Spec: networkv1alpha1.AnsibleSwitchSpec{
+			OS: os, IP: fake.Host, Port: fake.Port, HostKeys: []string{fake.HostKey},
+			CredentialsSecret: networkv1alpha1.SecretRef{Name: "leaf"},
+		},
+	}
+	f.secret = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "leaf"},
+		Data:       map[string][]byte{KeyUsername: []byte("admin"), KeyPassword: []byte("s3cret{{ x }}")},
+	}
+	if enable != "" {
+		f.secret.Data[KeyEnableSecret] = []byte(enable)
+	}
+	return f
+}
+
+func (f *cliFixture) driver() switchdriver.Driver {
+	f.t.Helper()
+	d, err := Factory(Config{WorkDir: f.work, ConnectTimeout: 10 * time.Second})(f.asw, f.secret)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return d
+}
+
+func TestCLISmoke(t *testing.T) {
+	os := "eos"
+	f := newCLIFixture(t, os, "en4ble", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := f.driver().Read(ctx, nil); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	ports := cliPorts[os]
+	res := f.driver().Apply(ctx, []switchdriver.Change{
+		{Port: ports[0], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
+		{Port: ports[1], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(5), VLANs: "100-200, 300"}},
+		{Port: "Ethernet9", Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
+	})
+	t.Logf("%v", res)
+	t.Logf("%s", strings.Join(f.fake.Commands(), "\n"))
+	_ = json.Marshal
+	_ = filepath.Join
+	_ = regexp.MustCompile
+	_ = netcli.OSes
+}
