@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package fakeswitch
 
 import (
@@ -215,8 +214,11 @@ func (c *cli) junos(cmd string) string {
 		return "Entering configuration mode\n"
 	case c.depth == 0:
 		return c.p.show(c.s, cmd)
-	case cmd == "commit" || strings.HasPrefix(cmd, "commit comment"):
+	case cmd == "commit" || strings.HasPrefix(cmd, "commit "):
 		c.pending = nil
+		if strings.HasSuffix(cmd, "and-quit") {
+			c.depth = 0
+		}
 		return "commit complete\n"
 	case cmd == "show | compare":
 		var b strings.Builder

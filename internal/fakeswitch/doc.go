@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package fakeswitch is an SSH server that answers as a network switch's command line
 // would, for the commands that rackwire's playbooks send: the prompts of each OS (which
 // Ansible's network_cli waits for), the enable mode and its secret, configuration modes,

@@ -14,12 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package netcli
 
 import (
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Dialect is how one network OS is read and configured.
@@ -37,8 +37,16 @@ type Dialect struct {
 	// Save keeps the running configuration across a reboot where the OS holds it apart;
 	// empty when the push itself persists (a junos commit, an NCLU commit).
 	Save string
-	// Enable tells whether the OS has a privileged (enable) mode reached with a secret.
+	// Enable tells whether a login may land in an unprivileged mode left with "enable" and a
+	// secret. NX-OS and OS10 users log in with the privileges of their role.
 	Enable bool
+	// OnboxDiff: the OS compares the candidate with its configuration itself (junos), so
+	// cli_config takes no diff_match.
+	OnboxDiff bool
+	// Module is the collection's module that pushes the lines where the OS's cliconf plugin
+	// does not give cli_config what it needs (cli_config would push nothing, or refuse
+	// diff_match); empty for ansible.netcommon.cli_config.
+	Module string
 	// Why tells where the OS's support comes from, for the documentation and the webhooks.
 	Why string
 
@@ -52,8 +60,8 @@ type Range struct{ First, Last int }
 
 // dialects are the OSes of the AnsibleSwitch enum but openvswitch.
 var dialects = map[string]Dialect{
-	"eos":             ciscoLike("show running-config", "write memory", "Arista EOS through arista.eos's network_cli plugins (one configure session)"),
-	"nxos":            ciscoLike("show running-config interface", "copy running-config startup-config", "Cisco NX-OS through cisco.nxos's network_cli plugins"),
+	"eos":             ciscoLike("show running-config", "write memory", true, "Arista EOS through arista.eos's network_cli plugins (one configure session)"),
+	"nxos":            ciscoLike("show running-config interface", "copy running-config startup-config", false, "Cisco NX-OS through cisco.nxos's network_cli plugins"),
 	"dellos10":        dellOS10(),
 	"dellemc.os9.os9": dellOS9(),
 	"enos":            lenovoENOS(),
@@ -128,9 +136,33 @@ func (d Dialect) Render(ports []Port) Push {
 		}
 		used = append(used, p.Tagged...)
 	}
-	out := Push{Head: d.vlans(merge(used)), Tail: slices.Clone(d.tail)}
+	out := Push{Head: d.shape(d.vlans(merge(used))), Tail: slices.Clone(d.tail)}
 	for _, p := range ports {
-		out.Blocks = append(out.Blocks, Block{Port: p.Name, Lines: d.port(p)})
+		out.Blocks = append(out.Blocks, Block{Port: p.Name, Lines: d.shape(d.port(p))})
+	}
+	return out
+}
+
+// shape readies lines for the OS's push. The collections' config modules (Module) read
+// their text as a configuration tree, by indentation, and merge the sections that repeat:
+// there, what follows a section's opening line is indented under it and the "exit" that
+// closes the section goes, the module entering each section itself.
+func (d Dialect) shape(lines []string) []string {
+	if d.Module == "" {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	in := false
+	for _, l := range lines {
+		switch {
+		case l == "exit":
+			in = false
+		case in:
+			out = append(out, " "+l)
+		default:
+			out = append(out, l)
+			in = strings.HasPrefix(l, "interface ") || strings.HasPrefix(l, "vlan ")
+		}
 	}
 	return out
 }

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package netcli renders the configuration of a switch's ports as the command lines of its
 // network OS, so that a run pushes one configuration per switch (one commit on junos)
 // whatever the number of ports. It knows each OS of the AnsibleSwitch enum but Open vSwitch,

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package netcli
 
 import (
@@ -56,9 +55,9 @@ func shutdown(p Port) string {
 
 // ciscoLike is EOS and NX-OS: "vlan 60,100-200" creates every VLAN of the list, and an
 // interface takes its mode, native VLAN and allowed list directly.
-func ciscoLike(read, save, why string) Dialect {
+func ciscoLike(read, save string, enable bool, why string) Dialect {
 	return Dialect{
-		Reads: []string{read}, PortPattern: `(?m)^interface (\S+)`, Save: save, Enable: true, Why: why,
+		Reads: []string{read}, PortPattern: `(?m)^interface (\S+)`, Save: save, Enable: enable, Why: why,
 		vlans: func(rs []Range) []string {
 			if len(rs) == 0 {
 				return nil
@@ -89,7 +88,8 @@ func ciscoLike(read, save, why string) Dialect {
 func dellOS10() Dialect {
 	return Dialect{
 		Reads: []string{"show running-configuration interface"}, PortPattern: `(?m)^interface (\S+)`,
-		Save: "write memory", Enable: true, Why: "Dell OS10 through dellemc.os10's network_cli plugins",
+		Save: "write memory", Module: "dellemc.os10.os10_config",
+		Why: "Dell OS10 through dellemc.os10's network_cli plugins and os10_config",
 		vlans: func(rs []Range) []string {
 			var lines []string
 			for _, r := range rs {
@@ -124,7 +124,8 @@ func dellOS10() Dialect {
 func dellOS9() Dialect {
 	return Dialect{
 		Reads: []string{"show running-config interface"}, PortPattern: `(?m)^interface (\S+ ?\d\S*)`,
-		Save: "write memory", Enable: true, Why: "Dell OS9 through dellemc.os9's network_cli plugins",
+		Save: "write memory", Enable: true, Module: "dellemc.os9.os9_config",
+		Why: "Dell OS9 through dellemc.os9's network_cli plugins and os9_config",
 		vlans: func(rs []Range) []string {
 			var lines []string
 			for _, r := range rs {
@@ -161,7 +162,8 @@ func vlanInterface9(r Range) string {
 func lenovoENOS() Dialect {
 	return Dialect{
 		Reads: []string{"show running-config"}, Save: "copy running-config startup-config", Enable: true,
-		Why: "Lenovo ENOS through community.network's network_cli plugins",
+		Module: "community.network.enos_config",
+		Why:    "Lenovo ENOS through community.network's network_cli plugins and enos_config",
 		vlans: func(rs []Range) []string {
 			var lines []string
 			for _, r := range rs {
@@ -189,8 +191,8 @@ func lenovoENOS() Dialect {
 func junos() Dialect {
 	return Dialect{
 		Reads:       []string{"show interfaces terse", "show configuration interfaces | display set"},
-		PortPattern: `(?m)^([a-z]+-\d+/\d+/\d+)\s+(?:up|down)`,
-		Why:         "Juniper Junos (ELS) through junipernetworks.junos's network_cli plugins (one commit)",
+		PortPattern: `(?m)^([a-z]+-\d+/\d+/\d+)\s+(?:up|down)`, OnboxDiff: true,
+		Why: "Juniper Junos (ELS) through junipernetworks.junos's network_cli plugins (one commit)",
 		vlans: func(rs []Range) []string {
 			var lines []string
 			for _, r := range rs {

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package ansible
 
 import (
@@ -57,11 +56,23 @@ func (d *Driver) cliPort(c switchdriver.Change) (netcli.Port, error) {
 	return p, nil
 }
 
+// pushOf names the playbooks/push/ task file that pushes the OS's lines.
+func pushOf(dialect netcli.Dialect) string {
+	switch {
+	case dialect.Shell:
+		return "shell"
+	case dialect.Module != "":
+		return dialect.Module
+	}
+	return "cli_config"
+}
+
 // cliVars are the variables that apply_cli.yaml and check_cli.yaml share.
 func cliVars(dialect netcli.Dialect) map[string]any {
 	return map[string]any{
 		"rackwire_shell": dialect.Shell, "rackwire_reads": dialect.Reads,
 		"rackwire_port_pattern": dialect.PortPattern, "rackwire_save": dialect.Save,
+		"rackwire_push": pushOf(dialect),
 	}
 }
 
@@ -87,6 +98,12 @@ func (d *Driver) applyCLI(ctx context.Context, dialect netcli.Dialect, changes [
 		blocks[i] = map[string]any{"port": b.Port, "lines": b.Lines}
 	}
 	vars["rackwire_blocks"] = blocks
+	// cli_config's diff_match "none" pushes the lines as they are where the OS's plugin would
+	// diff them against the running configuration (and drop the lines it finds there); the
+	// OSes that diff on the box refuse the option.
+	if !dialect.OnboxDiff {
+		vars["rackwire_diff_match"] = "none"
+	}
 	report, err := d.run(ctx, "apply_cli.yaml", len(ports), vars)
 	if err != nil {
 		for _, p := range ports {
@@ -112,11 +129,13 @@ func nonNil(s []string) []string {
 // the outcome of its own.
 func cliOutcome(report map[string]json.RawMessage, dialect netcli.Dialect, ports []netcli.Port) map[string]error {
 	var r struct {
-		Missing  []string `json:"missing"`
-		Present  []string `json:"present"`
-		Pushed   bool     `json:"pushed"`
-		Alone    []bool   `json:"alone"`
-		AloneMsg []string `json:"alone_msg"`
+		Missing []string `json:"missing"`
+		Present []string `json:"present"`
+		Pushed  bool     `json:"pushed"`
+		Alone   map[string]struct {
+			OK  bool   `json:"ok"`
+			Msg string `json:"msg"`
+		} `json:"alone"`
 	}
 	out := make(map[string]error, len(ports))
 	raw, _ := json.Marshal(report)
@@ -132,18 +151,13 @@ func cliOutcome(report map[string]json.RawMessage, dialect netcli.Dialect, ports
 	for _, m := range r.Missing {
 		out[m] = &TaskError{Task: "rackwire: find the ports", Msg: fmt.Sprintf("port %s does not exist on the switch (not in the output of %q)", m, dialect.Reads[0])}
 	}
-	for i, port := range r.Present {
+	for _, port := range r.Present {
+		alone, ok := r.Alone[port]
 		switch {
-		case r.Pushed:
+		case r.Pushed || (ok && alone.OK):
 			out[port] = nil
-		case i < len(r.Alone) && !r.Alone[i]:
-			out[port] = nil
-		case i < len(r.Alone):
-			msg := ""
-			if i < len(r.AloneMsg) {
-				msg = r.AloneMsg[i]
-			}
-			out[port] = &TaskError{Task: "rackwire: push each port alone", Msg: msg, Cause: causeOf(msg, false)}
+		case ok:
+			out[port] = &TaskError{Task: "rackwire: push " + port + " alone", Msg: alone.Msg, Cause: causeOf(alone.Msg, false)}
 		}
 	}
 	return out

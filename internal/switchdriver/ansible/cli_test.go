@@ -14,14 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package ansible
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
-	_ "os"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -64,6 +63,18 @@ type cliFixture struct {
 	work   string
 }
 
+func writeFixture(path, text string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
+}
+
+func readFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}
+
 func newCLIFixture(t *testing.T, os string, enable string, hang string) *cliFixture {
 	t.Helper()
 	fake, err := fakeswitch.Start(fakeswitch.Options{
@@ -100,24 +111,65 @@ func (f *cliFixture) driver() switchdriver.Driver {
 	return d
 }
 
-func TestCLISmoke(t *testing.T) {
-	os := "eos"
-	f := newCLIFixture(t, os, "en4ble", "")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if _, err := f.driver().Read(ctx, nil); err != nil {
-		t.Fatalf("check: %v", err)
+// missingPort is a port name in each OS's style that its fake switch lacks.
+func missingPort(os string) string {
+	if os == "enos" {
+		return "9"
 	}
-	ports := cliPorts[os]
-	res := f.driver().Apply(ctx, []switchdriver.Change{
-		{Port: ports[0], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
-		{Port: ports[1], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(5), VLANs: "100-200, 300"}},
-		{Port: "Ethernet9", Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
-	})
-	t.Logf("%v", res)
-	t.Logf("%s", strings.Join(f.fake.Commands(), "\n"))
-	_ = json.Marshal
-	_ = filepath.Join
-	_ = regexp.MustCompile
-	_ = netcli.OSes
+	return cliPorts[os][0] + "9"
+}
+
+// sessionName is the random part of an EOS configure session.
+var sessionName = regexp.MustCompile(`ansible_\d+`)
+
+func TestCLIApplyPerOS(t *testing.T) {
+	for _, os := range netcli.OSes() {
+		t.Run(os, func(t *testing.T) {
+			t.Parallel()
+			dialect, _ := netcli.Lookup(os)
+			enable := ""
+			if dialect.Enable {
+				enable = "en4ble"
+			}
+			f := newCLIFixture(t, os, enable, "")
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			if _, err := f.driver().Read(ctx, nil); err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			ports := cliPorts[os]
+			res := f.driver().Apply(ctx, []switchdriver.Change{
+				{Port: ports[0], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
+				{Port: ports[1], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(5), VLANs: "100-200, 300"}},
+				{Port: ports[2], Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "61-63", Disabled: true}},
+				{Port: missingPort(os), Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
+				{Port: "acl0", Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60), ACL: []networkv1alpha1.ACL{{Type: "ipv4", Action: "allow", Protocol: "TCP"}}}},
+			})
+			for _, p := range ports {
+				if res[p] != nil {
+					t.Errorf("port %s: %v", p, res[p])
+				}
+			}
+			if err := res[missingPort(os)]; err == nil {
+				t.Errorf("the missing port %s was configured", missingPort(os))
+			}
+			if err := res["acl0"]; !errors.Is(err, ErrUnsupported) {
+				t.Errorf("an ACL on os %s: got %v, want ErrUnsupported", os, err)
+			}
+			got := sessionName.ReplaceAllString(strings.Join(f.fake.Commands(), "\n")+"\n", "ansible_SESSION")
+			fixture := filepath.Join("testdata", "cli", os+".txt")
+			if *update {
+				if err := writeFixture(fixture, got); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := readFile(fixture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("os %s received other commands than %s (-update rewrites it):\n%s", os, fixture, got)
+			}
+		})
+	}
 }

@@ -129,7 +129,12 @@ func reportOf(out []byte) (map[string]json.RawMessage, error) {
 					Unreachable bool            `json:"unreachable"`
 					Msg         json.RawMessage `json:"msg"`
 					Stderr      string          `json:"stderr"`
-					Facts       struct {
+					Results     []struct {
+						Failed bool            `json:"failed"`
+						Msg    json.RawMessage `json:"msg"`
+						Stderr string          `json:"stderr"`
+					} `json:"results"`
+					Facts struct {
 						Report map[string]json.RawMessage `json:"rackwire_report"`
 					} `json:"ansible_facts"`
 				} `json:"hosts"`
@@ -156,8 +161,15 @@ func reportOf(out []byte) (map[string]json.RawMessage, error) {
 					msg := message(h.Msg)
 					stop = &TaskError{Msg: "switch unreachable: " + msg, Cause: causeOf(msg, true)}
 				case h.Failed:
-					msg := message(h.Msg)
-					stop = &TaskError{Task: t.Task.Name, Msg: joinMessages(msg, h.Stderr), Cause: causeOf(msg, false)}
+					msg, stderr := message(h.Msg), h.Stderr
+					// A loop's message only says that an item failed: the first failed item says why.
+					for _, r := range h.Results {
+						if r.Failed {
+							msg, stderr = message(r.Msg), r.Stderr
+							break
+						}
+					}
+					stop = &TaskError{Task: t.Task.Name, Msg: joinMessages(msg, stderr), Cause: causeOf(msg, false)}
 				}
 			}
 		}
