@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +173,53 @@ func TestCLIApplyPerOS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A cancelled run on a network_cli switch leaves no process behind: ansible-connection, the
+// persistent connection daemon, leaves the run's process group and is swept by its
+// environment, which names the run's directory.
+func TestCLICancelledRunLeavesNoConnectionDaemon(t *testing.T) {
+	f := newCLIFixture(t, "eos", "", "configure session")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan map[string]error)
+	go func() {
+		done <- f.driver().Apply(ctx, []switchdriver.Change{
+			{Port: cliPorts["eos"][0], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
+		})
+	}()
+	// The switch hangs once the push begins; by then the daemon holds the session.
+	deadline := time.Now().Add(2 * time.Minute)
+	for !hung(f.fake) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the push never reached the switch; it received %q", f.fake.Commands())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	daemons := 0
+	for _, pid := range processesOf(f.work) {
+		if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")); err == nil && strings.Contains(string(b), "ansible-connection") {
+			daemons++
+		}
+	}
+	if daemons == 0 {
+		t.Fatal("no ansible-connection daemon was found while the push hung: the sweep below would prove nothing")
+	}
+	cancel()
+	res := <-done
+	if res[cliPorts["eos"][0]] == nil {
+		t.Fatal("a cancelled run reported success")
+	}
+	if left := processesOf(f.work); len(left) > 0 {
+		t.Fatalf("processes of the cancelled run are left: %v", left)
+	}
+}
+
+func hung(f *fakeswitch.Switch) bool {
+	for _, c := range f.Commands() {
+		if strings.HasPrefix(c, "configure session") {
+			return true
+		}
+	}
+	return false
 }
