@@ -139,11 +139,12 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 		}
 		return nil, err
 	}
-	entry, err := portEntry(ctx, w.Reader, port)
+	entry, os, err := portEntry(ctx, w.Reader, port)
 	if err != nil {
 		return nil, err
 	}
 	errs := switchport.FitsPort(path, &c.Spec, entry)
+	errs = append(errs, fitsOS(path, c, os)...)
 	limit := &networkv1alpha1.SwitchResourceLimit{}
 	err = w.Reader.Get(ctx, client.ObjectKey{Namespace: port.Namespace, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
 	switch {
@@ -157,12 +158,32 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 	return errs, nil
 }
 
-// portEntry is the entry of the one Switch that names the port, or nil when none does: then
-// the port drives nothing, and only the namespace's limit bounds the link.
-func portEntry(ctx context.Context, r client.Reader, port *networkv1alpha1.SwitchPort) (*networkv1alpha1.PortInfo, error) {
+// portEntry is the entry of the one Switch that names the port, and the OS of that Switch's
+// AnsibleSwitch ("" when it has none yet); nil when no Switch names the port: then the port
+// drives nothing, and only the namespace's limit bounds the link.
+func portEntry(ctx context.Context, r client.Reader, port *networkv1alpha1.SwitchPort) (*networkv1alpha1.PortInfo, string, error) {
 	v, _, err := switchport.VouchingEntry(ctx, r, port)
 	if err != nil || v == nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &v.Entry, nil
+	a := &networkv1alpha1.AnsibleSwitch{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: v.Switch.Namespace, Name: v.Switch.Spec.Provider.Name}, a)
+	switch {
+	case apierrors.IsNotFound(err):
+		return &v.Entry, "", nil
+	case err != nil:
+		return nil, "", err
+	}
+	return &v.Entry, a.Spec.OS, nil
+}
+
+// fitsOS refuses what the port's switch OS cannot apply: access rules are rendered for Open
+// vSwitch only (OpenFlow); every OS applies VLANs and disabled.
+func fitsOS(path *field.Path, c *networkv1alpha1.SwitchPortConfiguration, os string) field.ErrorList {
+	if os == "" || os == "openvswitch" || len(c.Spec.ACL) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path.Child("name"), fmt.Sprintf(
+		"SwitchPortConfiguration %s sets spec.acl, but this port's switch runs os %s and rackwire applies access rules on openvswitch only; link a configuration without acl",
+		c.Name, os))}
 }
