@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,42 +45,13 @@ const ns = "default"
 
 func BenchmarkSwitchPortsToActive(b *testing.B) {
 	ctx := context.Background()
-	root, err := controlplane.RepoRoot(".")
-	if err != nil {
-		b.Fatal(err)
-	}
-	manager := filepath.Join(b.TempDir(), "manager")
-	if out, err := exec.Command("go", "build", "-C", root, "-o", manager, "./cmd/manager").CombinedOutput(); err != nil {
-		b.Fatalf("building the manager: %v\n%s", err, out)
-	}
-	lab, err := switchlab.Start(root, 128)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = lab.Stop() }()
-	env, err := devenv.Start(ctx, devenv.Options{
-		Root: root, Dir: b.TempDir(), Manager: manager, Log: os.Stderr,
-		// Drift reads would share runs with the measured changes.
-		ManagerArgs: []string{"--switch-drift-interval=1h"},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
+	lab, env := start(b, 128)
 	k8s := env.Client
 	must := func(err error) {
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	must(k8s.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
-		Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1-200"},
-	}))
-	must(k8s.Create(ctx, &networkv1alpha1.SwitchPortConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "access-60"},
-		Spec:       networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: ptr.To(networkv1alpha1.VLANID(60))},
-	}))
 
 	type result struct {
 		ports   int
@@ -155,6 +127,189 @@ func BenchmarkSwitchPortsToActive(b *testing.B) {
 	b.ReportMetric(float64(most.tasks), "tasks/run-96")
 }
 
+// start builds the manager, starts the lab with ports ports and the manager under a local
+// control plane, with a SwitchResourceLimit and the configuration access-60 in place.
+func start(b *testing.B, ports int) (*switchlab.Lab, *devenv.Env) {
+	ctx := context.Background()
+	root, err := controlplane.RepoRoot(".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	manager := filepath.Join(b.TempDir(), "manager")
+	if out, err := exec.Command("go", "build", "-C", root, "-o", manager, "./cmd/manager").CombinedOutput(); err != nil {
+		b.Fatalf("building the manager: %v\n%s", err, out)
+	}
+	lab, err := switchlab.Start(root, ports)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = lab.Stop() })
+	env, err := devenv.Start(ctx, devenv.Options{
+		Root: root, Dir: b.TempDir(), Manager: manager, Log: os.Stderr,
+		// Drift reads would share runs with the measured changes.
+		ManagerArgs: []string{"--switch-drift-interval=1h"},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = env.Stop() })
+	if err := env.Client.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
+		Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1-200"},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	for _, id := range []int{60, 61, 62} {
+		if err := env.Client.Create(ctx, &networkv1alpha1.SwitchPortConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("access-%d", id)},
+			Spec:       networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: ptr.To(networkv1alpha1.VLANID(id))},
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return lab, env
+}
+
+// BenchmarkHungSwitch measures three switches of 24 ports reconfigured at once, first alone,
+// then while a fourth switch of 24 ports hangs (its sshd accepts connections and never
+// answers): a hung switch holds no reconcile worker and no other switch's run, so the three
+// should finish within 1.2x of their time alone.
+func BenchmarkHungSwitch(b *testing.B) {
+	ctx := context.Background()
+	lab, env := start(b, 72)
+	k8s := env.Client
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	names := map[string][]string{}
+	var all []string
+	for i, host := range lab.Hosts[:3] {
+		sw := fmt.Sprintf("leaf%d", i)
+		var ports []string
+		for p := i * 24; p < (i+1)*24; p++ {
+			ports = append(ports, fmt.Sprintf("p%d", p))
+			names[sw] = append(names[sw], fmt.Sprintf("%s-p%d", sw, p))
+		}
+		for _, o := range lab.Objects(ns, sw, host, lab.Port, lab.Password, ports...) {
+			must(k8s.Create(ctx, o))
+		}
+		all = append(all, names[sw]...)
+	}
+	must(waitStates(ctx, k8s, all, networkv1alpha1.StateIdle, 10*time.Minute))
+	// Every port Active on access-60 first: both measured steps are reconfigurations in place.
+	must(burst(ctx, k8s, all, "access-60"))
+	must(waitStates(ctx, k8s, all, networkv1alpha1.StateActive, 10*time.Minute))
+
+	// measure relinks every port of the three switches to cfg at once and returns how long
+	// each switch took to have all its ports Active on it.
+	measure := func(cfg string) map[string]float64 {
+		start := time.Now()
+		must(burst(ctx, k8s, all, cfg))
+		took := map[string]float64{}
+		var g errgroup.Group
+		var mu sync.Mutex
+		for sw, ports := range names {
+			g.Go(func() error {
+				if err := waitConfigured(ctx, k8s, ports, cfg, 10*time.Minute); err != nil {
+					return err
+				}
+				mu.Lock()
+				took[sw] = time.Since(start).Seconds()
+				mu.Unlock()
+				return nil
+			})
+		}
+		must(g.Wait())
+		return took
+	}
+	b.ResetTimer()
+	var alone, beside map[string]float64
+	for b.Loop() {
+		alone = measure("access-61")
+		hung, err := switchlab.StartHungSwitch()
+		must(err)
+		var hungPorts, hungNames []string
+		for p := 0; p < 24; p++ {
+			hungPorts = append(hungPorts, fmt.Sprintf("h%d", p))
+			hungNames = append(hungNames, fmt.Sprintf("hung-h%d", p))
+		}
+		for _, o := range lab.Objects(ns, "hung", lab.Host, hung.Port(), lab.Password, hungPorts...) {
+			must(k8s.Create(ctx, o))
+		}
+		// The hung switch's ports exist and have their requests on its queue: linking them
+		// only replaces those requests, so the burst below is the three switches' own.
+		must(waitExist(ctx, k8s, hungNames, time.Minute))
+		go func() { _ = burst(ctx, k8s, hungNames, "access-62") }()
+		beside = measure("access-62")
+		hung.Close()
+	}
+	b.StopTimer()
+	fmt.Printf("\nthree switches of 24 ports reconfigured at once, alone and beside a hung fourth\n")
+	fmt.Printf("%-8s %12s %18s %8s\n", "switch", "alone (s)", "beside hung (s)", "ratio")
+	worst := 0.0
+	for _, sw := range []string{"leaf0", "leaf1", "leaf2"} {
+		r := beside[sw] / alone[sw]
+		worst = max(worst, r)
+		fmt.Printf("%-8s %12.1f %18.1f %8.2f\n", sw, alone[sw], beside[sw], r)
+	}
+	fmt.Printf("worst ratio beside a hung switch: %.2f (goal 1.2)\n\n", worst)
+	b.ReportMetric(worst, "ratio-hung")
+}
+
+// burst links every port to cfg at once.
+func burst(ctx context.Context, c client.Client, ports []string, cfg string) error {
+	var g errgroup.Group
+	for _, n := range ports {
+		g.Go(func() error { return link(ctx, c, n, cfg) })
+	}
+	return g.Wait()
+}
+
+// waitConfigured waits until every port is Active with cfg applied (status.configuration).
+func waitConfigured(ctx context.Context, c client.Client, ports []string, cfg string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		list := &networkv1alpha1.SwitchPortList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		by := map[string]*networkv1alpha1.SwitchPort{}
+		for i := range list.Items {
+			by[list.Items[i].Name] = &list.Items[i]
+		}
+		pending := ""
+		for _, n := range ports {
+			p := by[n]
+			if p == nil || p.Status.State != networkv1alpha1.StateActive || appliedName(p) != cfg {
+				pending = n
+				break
+			}
+		}
+		if pending == "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("port %s is not Active on %s after %v", pending, cfg, limit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func waitExist(ctx context.Context, c client.Client, ports []string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for _, n := range ports {
+		for c.Get(ctx, client.ObjectKey{Namespace: ns, Name: n}, &networkv1alpha1.SwitchPort{}) != nil {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("port %s was not created in %v", n, limit)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
 func link(ctx context.Context, c client.Client, port, cfg string) error {
 	p := &networkv1alpha1.SwitchPort{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: port}, p); err != nil {
@@ -184,4 +339,11 @@ func waitStates(ctx context.Context, c client.Client, ports []string, want netwo
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+func appliedName(p *networkv1alpha1.SwitchPort) string {
+	if p.Status.ConfigurationRef == nil {
+		return ""
+	}
+	return p.Status.ConfigurationRef.Name
 }
