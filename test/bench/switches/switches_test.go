@@ -47,11 +47,7 @@ func BenchmarkSwitchPortsToActive(b *testing.B) {
 	ctx := context.Background()
 	lab, env := start(b, 128)
 	k8s := env.Client
-	must := func(err error) {
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
+	must := mustOf(b)
 
 	type result struct {
 		ports   int
@@ -178,11 +174,7 @@ func BenchmarkHungSwitch(b *testing.B) {
 	ctx := context.Background()
 	lab, env := start(b, 72)
 	k8s := env.Client
-	must := func(err error) {
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
+	must := mustOf(b)
 	names := map[string][]string{}
 	var all []string
 	for i, host := range lab.Hosts[:3] {
@@ -258,6 +250,15 @@ func BenchmarkHungSwitch(b *testing.B) {
 	b.ReportMetric(worst, "ratio-hung")
 }
 
+// mustOf fails the benchmark on an error.
+func mustOf(b *testing.B) func(error) {
+	return func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // burst links every port to cfg at once.
 func burst(ctx context.Context, c client.Client, ports []string, cfg string) error {
 	var g errgroup.Group
@@ -267,34 +268,11 @@ func burst(ctx context.Context, c client.Client, ports []string, cfg string) err
 	return g.Wait()
 }
 
-// waitConfigured waits until every port is Active with cfg applied (status.configuration).
+// waitConfigured waits until every port is Active with cfg applied (status.configurationRef).
 func waitConfigured(ctx context.Context, c client.Client, ports []string, cfg string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		list := &networkv1alpha1.SwitchPortList{}
-		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		by := map[string]*networkv1alpha1.SwitchPort{}
-		for i := range list.Items {
-			by[list.Items[i].Name] = &list.Items[i]
-		}
-		pending := ""
-		for _, n := range ports {
-			p := by[n]
-			if p == nil || p.Status.State != networkv1alpha1.StateActive || appliedName(p) != cfg {
-				pending = n
-				break
-			}
-		}
-		if pending == "" {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("port %s is not Active on %s after %v", pending, cfg, limit)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return waitPorts(ctx, c, ports, limit, "Active on "+cfg, func(p *networkv1alpha1.SwitchPort) bool {
+		return p.Status.State == networkv1alpha1.StateActive && appliedName(p) == cfg
+	})
 }
 
 func waitExist(ctx context.Context, c client.Client, ports []string, limit time.Duration) error {
@@ -321,12 +299,24 @@ func link(ctx context.Context, c client.Client, port, cfg string) error {
 }
 
 func waitStates(ctx context.Context, c client.Client, ports []string, want networkv1alpha1.SwitchPortState, limit time.Duration) error {
+	return waitPorts(ctx, c, ports, limit, string(want), func(p *networkv1alpha1.SwitchPort) bool { return p.Status.State == want })
+}
+
+// waitPorts polls one listing of the namespace's ports until every named port is done.
+func waitPorts(ctx context.Context, c client.Client, ports []string, limit time.Duration, what string, done func(*networkv1alpha1.SwitchPort) bool) error {
 	deadline := time.Now().Add(limit)
 	for {
+		list := &networkv1alpha1.SwitchPortList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		by := map[string]*networkv1alpha1.SwitchPort{}
+		for i := range list.Items {
+			by[list.Items[i].Name] = &list.Items[i]
+		}
 		pending := ""
 		for _, n := range ports {
-			p := &networkv1alpha1.SwitchPort{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: n}, p); err != nil || p.Status.State != want {
+			if p := by[n]; p == nil || !done(p) {
 				pending = n
 				break
 			}
@@ -335,7 +325,7 @@ func waitStates(ctx context.Context, c client.Client, ports []string, want netwo
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("port %s is not %s after %v", pending, want, limit)
+			return fmt.Errorf("port %s is not %s after %v", pending, what, limit)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
