@@ -17,6 +17,8 @@ limitations under the License.
 package ansible
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"fmt"
 	"strconv"
@@ -149,11 +151,18 @@ func ovsApplyScript(bridge string, ports []portVars) string {
 	return b.String()
 }
 
-// batchVars are the variables of apply_batch.yaml: the script, base64-encoded so that
-// neither Ansible's templating nor the remote shell's quoting ever sees its text.
+// batchVars are the variables of apply_batch.yaml: the script, gzipped and base64-encoded
+// so that neither Ansible's templating nor the remote shell's quoting ever sees its text. The
+// script travels as one argument of the ssh command line, which Linux caps at 128 KiB; the
+// script of 96 ports is larger than that, and compresses about tenfold (it repeats itself
+// port after port).
 func batchVars(script string, ports int) map[string]any {
+	var z bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	_, _ = w.Write([]byte(script))
+	_ = w.Close()
 	return map[string]any{
-		"rackwire_script": base64.StdEncoding.EncodeToString([]byte(script)),
+		"rackwire_script": base64.StdEncoding.EncodeToString(z.Bytes()),
 		"rackwire_ports":  ports,
 	}
 }
