@@ -26,8 +26,6 @@ import (
 type personality struct {
 	// junos: "user@switch>" and a candidate configuration committed by "commit".
 	junos bool
-	// shell: commands come as exec requests (Cumulus).
-	shell bool
 	// show answers exec-mode commands; a command not listed answers nothing.
 	show func(s *Switch, cmd string) string
 }
@@ -39,7 +37,7 @@ var personalities = map[string]personality{
 	"dellemc.os9.os9": {show: os9Show},
 	"enos":            {show: ciscoShow("show running-config")},
 	"junos":           {junos: true, show: junosShow},
-	"cumulus":         {shell: true},
+	"cumulus":         {}, // commands come as exec requests: cumulusCommand
 }
 
 // invalid is how the Cisco-like CLIs refuse a line; every network_cli terminal plugin of

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -264,5 +263,3 @@ func (s *Switch) shell(ch ssh.Channel) {
 		}
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
