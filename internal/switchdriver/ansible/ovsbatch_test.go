@@ -40,7 +40,7 @@ func TestOVSScriptSplitsARefusedBatch(t *testing.T) {
 echo "vsctl $*" >> ` + calls + `
 case "$*" in
   *list-ports*) printf 'p-ok\np-bad\np-acl\n'; exit 0;;
-  *"get Interface"*) echo up; exit 0;;
+  *"list Interface"*) printf 'p-ok,up\np-bad,up\np-acl,up\n'; exit 0;;
   *p-bad*) echo 'ovs-vsctl: "p-bad" refused' >&2; exit 1;;
 esac
 exit 0
