@@ -139,7 +139,7 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 		}
 		return nil, err
 	}
-	entry, os, err := portEntry(ctx, w.Reader, port)
+	entry, os, err := portEntry(ctx, w.Reader, w.Client, port)
 	if err != nil {
 		return nil, err
 	}
@@ -160,14 +160,16 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 
 // portEntry is the entry of the one Switch that names the port, and the OS of that Switch's
 // AnsibleSwitch ("" when it has none yet); nil when no Switch names the port: then the port
-// drives nothing, and only the namespace's limit bounds the link.
-func portEntry(ctx context.Context, r client.Reader, port *networkv1alpha1.SwitchPort) (*networkv1alpha1.PortInfo, string, error) {
+// drives nothing, and only the namespace's limit bounds the link. The OS comes from the
+// manager's cache: an AnsibleSwitch's OS is set by the infra team long before tenants link
+// ports, and the driver refuses what the OS cannot apply should the cache lag.
+func portEntry(ctx context.Context, r, cached client.Reader, port *networkv1alpha1.SwitchPort) (*networkv1alpha1.PortInfo, string, error) {
 	v, _, err := switchport.VouchingEntry(ctx, r, port)
 	if err != nil || v == nil {
 		return nil, "", err
 	}
 	a := &networkv1alpha1.AnsibleSwitch{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: v.Switch.Namespace, Name: v.Switch.Spec.Provider.Name}, a)
+	err = cached.Get(ctx, client.ObjectKey{Namespace: v.Switch.Namespace, Name: v.Switch.Spec.Provider.Name}, a)
 	switch {
 	case apierrors.IsNotFound(err):
 		return &v.Entry, "", nil
