@@ -126,7 +126,11 @@ func BenchmarkSwitchPortsToActive(b *testing.B) {
 	for _, r := range []result{one, many, most} {
 		fmt.Printf("%-6d %9.1f %13d %15d %10.1f %13.1f %13.1f\n", r.ports, r.seconds, r.runs, r.tasks, r.linked, r.first, r.run)
 	}
-	fmt.Printf("24 ports / 1 port time ratio: %.2f (goal 1.5); 96 / 1: %.2f (goal 2.5)\n\n", many.seconds/one.seconds, most.seconds/one.seconds)
+	fmt.Printf("24 ports / 1 port time ratio: %.2f (goal 1.5); 96 / 1: %.2f (goal 2.5)\n", many.seconds/one.seconds, most.seconds/one.seconds)
+	// The links' admission (webhook and apiserver) grows with the ports on this shared
+	// machine; from the moment the links were admitted, the rest is the operator's.
+	fmt.Printf("from the links' admission: 24 / 1: %.2f; 96 / 1: %.2f\n\n",
+		(many.seconds-many.linked)/(one.seconds-one.linked), (most.seconds-most.linked)/(one.seconds-one.linked))
 	b.ReportMetric(one.seconds, "s/1-port")
 	b.ReportMetric(many.seconds, "s/24-ports")
 	b.ReportMetric(most.seconds, "s/96-ports")
