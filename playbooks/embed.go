@@ -21,7 +21,7 @@ package playbooks
 
 import "embed"
 
-// FS holds apply.yaml, read.yaml, check.yaml, tasks/ and providers/.
+// FS holds the playbooks, tasks/, push/ (how each OS takes a configuration push) and providers/.
 //
-//go:embed *.yaml tasks providers
+//go:embed *.yaml tasks providers push
 var FS embed.FS

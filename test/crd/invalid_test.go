@@ -124,7 +124,7 @@ spec:
 apiVersion: metal3.io/v1alpha1
 kind: AnsibleSwitch
 metadata: {name: fos}
-spec: {os: fos, ip: 10.0.0.1, insecureIgnoreHostKey: true, credentialsSecret: {name: c}}`, "spec.os", "Unsupported value"),
+spec: {os: fos, ip: 10.0.0.1, insecureIgnoreHostKey: true, credentialsSecret: {name: c}}`, "spec.os", "os fos is not supported: rackwire drives switches with the network-runner role"),
 		Entry("Open vSwitch without a bridge", `
 apiVersion: metal3.io/v1alpha1
 kind: AnsibleSwitch

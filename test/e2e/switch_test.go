@@ -29,6 +29,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,7 @@ import (
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/devenv"
+	"github.com/rackwire/rackwire/internal/fakeswitch"
 	"github.com/rackwire/rackwire/internal/switchlab"
 )
 
@@ -307,6 +309,47 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 		hung.Close()
 		marker := "Port=" + strconv.Itoa(int(hung.Port()))
 		Eventually(func() []string { return processesWith(marker) }, time.Minute).Should(BeEmpty())
+	})
+
+	It("drives a network_cli switch (a fake Arista EOS over SSH) with its enable secret: Ready, parked, then Active", func() {
+		eos, err := fakeswitch.Start(fakeswitch.Options{OS: "eos", User: "admin", Password: "pw", Enable: "en", Ports: []string{"Ethernet1", "Ethernet2"}})
+		Expect(err).NotTo(HaveOccurred())
+		defer eos.Close()
+		om := metav1.ObjectMeta{Namespace: ns, Name: "arista"}
+		parking := networkv1alpha1.VLANID(switchlab.ParkingVLAN)
+		for _, o := range []client.Object{
+			&corev1.Secret{ObjectMeta: om, StringData: map[string]string{"username": "admin", "password": "pw", "enableSecret": "en"}},
+			&networkv1alpha1.AnsibleSwitch{ObjectMeta: om, Spec: networkv1alpha1.AnsibleSwitchSpec{
+				OS: "eos", IP: eos.Host, Port: eos.Port, HostKeys: []string{eos.HostKey}, CredentialsSecret: networkv1alpha1.SecretRef{Name: "arista"},
+			}},
+			&networkv1alpha1.Switch{ObjectMeta: om, Spec: networkv1alpha1.SwitchSpec{
+				Provider: networkv1alpha1.ProviderRef{Kind: "AnsibleSwitch", Name: "arista"},
+				Ports:    map[string]networkv1alpha1.PortInfo{"arista-e1": {Name: "Ethernet1"}},
+				Clean:    networkv1alpha1.CleanPolicy{ParkingVLAN: &parking},
+			}},
+		} {
+			Expect(k8s.Create(ctx, o)).To(Succeed())
+		}
+		Eventually(func() string {
+			sw := &networkv1alpha1.Switch{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(&networkv1alpha1.Switch{ObjectMeta: om}), sw); err != nil {
+				return err.Error()
+			}
+			if c := meta.FindStatusCondition(sw.Status.Conditions, networkv1alpha1.ConditionReady); c != nil {
+				return string(c.Status) + " " + c.Reason + ": " + c.Message
+			}
+			return ""
+		}, slow).Should(HavePrefix("True"))
+		Eventually(state("arista-e1"), slow).Should(Equal(networkv1alpha1.StateIdle))
+		newConfig("access-70", 70, "")
+		link("arista-e1", "access-70")
+		Eventually(state("arista-e1"), slow).Should(Equal(networkv1alpha1.StateActive))
+		got := strings.Join(eos.Commands(), "\n")
+		Expect(got).To(ContainSubstring("<enable secret>"))
+		Expect(got).To(ContainSubstring("interface Ethernet1\ndescription managed by rackwire\nswitchport\nswitchport mode access\nswitchport access vlan 4000"))
+		Expect(got).To(ContainSubstring("switchport access vlan 70"))
+		Expect(got).To(ContainSubstring("write memory"))
+		Expect(got).NotTo(ContainSubstring("Ethernet2"), "only the ports of the Switch are touched")
 	})
 
 	It("links 24 ports at once in a few playbook runs", func() {

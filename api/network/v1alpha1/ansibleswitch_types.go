@@ -33,8 +33,11 @@ type SecretRef struct {
 // +kubebuilder:validation:XValidation:rule="self.os != 'openvswitch' || (has(self.bridge) && size(self.bridge) > 0)",message="bridge is required when os is openvswitch",fieldPath=".bridge",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="has(self.hostKeys) != (has(self.insecureIgnoreHostKey) && self.insecureIgnoreHostKey)",message="set exactly one of hostKeys (the switch's SSH host keys) and insecureIgnoreHostKey: true",fieldPath=".hostKeys",reason="FieldValueRequired"
 type AnsibleSwitchSpec struct {
-	// OS is the switch's network OS, as named by the network-runner role's providers.
-	// +kubebuilder:validation:Enum=cumulus;dellemc.os9.os9;dellos10;enos;eos;junos;nxos;openvswitch
+	// OS is the switch's network OS, as named by the network-runner role's providers: one of
+	// cumulus, dellemc.os9.os9, dellos10, enos, eos, junos, nxos, openvswitch. Others (the
+	// seed's example fos among them) are refused: rackwire has no playbooks for them.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self in ['cumulus', 'dellemc.os9.os9', 'dellos10', 'enos', 'eos', 'junos', 'nxos', 'openvswitch']",messageExpression="'os ' + self + ' is not supported: rackwire drives switches with the network-runner role and the Ansible collections, which cover cumulus, dellemc.os9.os9, dellos10, enos, eos, junos, nxos and openvswitch only (FortiOS, fos, has no network-runner provider)'",reason="FieldValueInvalid"
 	OS string `json:"os"`
 
 	// IP is the address or DNS name of the switch's management interface.

@@ -84,16 +84,22 @@ type switchQueue struct {
 	failed    int
 	openUntil time.Time
 	lastErr   error
+	// lastSubmit is when the newest request arrived: a run starts once requests stop coming.
+	lastSubmit time.Time
 }
 
 // Batcher coalesces the requests of one switch into one driver call, and decouples them from
 // the reconciles that make them: a reconcile hands its request over and returns, and it is
 // woken when the run that carries the request ends. A hung switch therefore holds no
-// reconcile worker, and costs its ports one run limit, not one per port. A run collects
-// requests for Window, so the ports of a burst meet in one run; switches run in parallel.
+// reconcile worker, and costs its ports one run limit, not one per port. A run starts once no
+// request has come for Window (requests arriving while a run is in flight wait for the next
+// one), but no later than MaxWindow after it could have started: the ports of a burst meet in
+// one run however long the burst takes to reach the switch's queue, and a steady stream of
+// requests still gets runs. Switches run in parallel.
 type Batcher struct {
-	Window  time.Duration
-	Timeout time.Duration
+	Window    time.Duration
+	MaxWindow time.Duration
+	Timeout   time.Duration
 	// PerPort extends a call's limit for each port in it: a run's length grows with its
 	// batch, and a limit fit for 24 ports would leave a hung switch hanging for long.
 	PerPort time.Duration
@@ -113,7 +119,7 @@ type Batcher struct {
 // NewBatcher returns a Batcher; timeout bounds each driver call.
 func NewBatcher(window, timeout time.Duration) *Batcher {
 	return &Batcher{
-		Window: window, Timeout: timeout, BreakAfter: 3, BreakBase: 30 * time.Second, BreakMax: 10 * time.Minute,
+		Window: window, MaxWindow: 10 * window, Timeout: timeout, BreakAfter: 3, BreakBase: 30 * time.Second, BreakMax: 10 * time.Minute,
 		queues: map[types.NamespacedName]*switchQueue{}, tickets: map[string]*ticket{}, wake: map[string]func(types.NamespacedName){},
 	}
 }
@@ -175,6 +181,7 @@ func (b *Batcher) submit(t *ticket, sw types.NamespacedName, d switchdriver.Driv
 	// The newest driver wins: it carries the newest credentials.
 	q.driver = d
 	q.pending = append(q.pending, t)
+	q.lastSubmit = time.Now()
 	if !q.running {
 		q.running = true
 		go b.run(sw, q)
@@ -225,10 +232,11 @@ func (b *Batcher) wait(ctx context.Context, sw types.NamespacedName, d switchdri
 	}
 }
 
-// run drains one switch's queue, a window's worth of requests per driver call.
+// run drains one switch's queue: each driver call takes every request pending once they
+// stop arriving.
 func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 	for {
-		time.Sleep(b.Window)
+		b.settle(q)
 		b.mu.Lock()
 		batch, d := q.pending, q.driver
 		q.pending = nil
@@ -257,6 +265,21 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 			results = b.drive(d, batch)
 		}
 		b.finish(sw, q, batch, results, !open)
+	}
+}
+
+// settle returns once no request has reached the queue for Window, or MaxWindow has passed.
+func (b *Batcher) settle(q *switchQueue) {
+	deadline := time.Now().Add(max(b.MaxWindow, b.Window))
+	for {
+		b.mu.Lock()
+		wait := b.Window - time.Since(q.lastSubmit)
+		b.mu.Unlock()
+		wait = min(wait, time.Until(deadline))
+		if wait <= 0 {
+			return
+		}
+		time.Sleep(wait)
 	}
 }
 

@@ -66,6 +66,39 @@ func TestBatcherCoalescesPerSwitch(t *testing.T) {
 	}
 }
 
+// A burst that takes several windows to reach the queue, each request within a window of the
+// last, meets in one call: the run starts once requests stop coming, not a window after the
+// first. A steady stream is cut at MaxWindow, so it still gets runs.
+func TestBatcherWaitsForTheBurstToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		max   time.Duration
+		calls func(n int) bool
+	}{
+		{"burst", time.Minute, func(n int) bool { return n == 1 }},
+		{"stream", 250 * time.Millisecond, func(n int) bool { return n >= 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := fake.NewRegistry()
+			f := reg.Get("ns", "a")
+			bt := NewBatcher(100*time.Millisecond, 5*time.Second)
+			bt.MaxWindow = tc.max
+			key := types.NamespacedName{Namespace: "ns", Name: "a"}
+			var wg sync.WaitGroup
+			for i := range 12 {
+				wg.Go(func() {
+					_ = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+				})
+				time.Sleep(60 * time.Millisecond) // the burst spans 720ms, seven windows
+			}
+			wg.Wait()
+			if n := len(f.ApplyCalls()); !tc.calls(n) {
+				t.Errorf("%s: %d apply calls", tc.name, n)
+			}
+		})
+	}
+}
+
 func TestBatcherReportsPerPortFailure(t *testing.T) {
 	reg := fake.NewRegistry()
 	f := reg.Get("ns", "a")

@@ -47,7 +47,8 @@ type Options struct {
 	// until the Ansible driver is wired in: ports then stay in Configuring with reason
 	// DriverUnavailable rather than claim a configuration no switch received.
 	Drivers switchdriver.Factory
-	// Window is how long a switch's run waits to collect more port changes.
+	// Window is the quiet period after which a switch's run starts: the ports of a burst
+	// meet in one run however long the burst takes (up to ten windows).
 	Window time.Duration
 	// DriverTimeout bounds one driver call, plus DriverTimeoutPerPort for each port in it.
 	DriverTimeout        time.Duration

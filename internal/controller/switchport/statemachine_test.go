@@ -194,12 +194,15 @@ var _ = Describe("the Switch reconciler", func() {
 		Eventually(switchReady(ns, "spine")).Should(And(HavePrefix("False/ProviderCheckFailed"), ContainSubstring("host unreachable")))
 
 		f.Fail(nil)
-		sw := &networkv1alpha1.Switch{}
-		Expect(k8s.Get(ctx, key(ns, "spine"), sw)).To(Succeed())
-		base := sw.DeepCopy()
-		sw.Spec.Ports["s1"] = networkv1alpha1.PortInfo{Name: "e2"}
-		// A patch: the reconciler writes the Switch's status meanwhile.
-		Expect(k8s.Patch(ctx, sw, client.MergeFrom(base))).To(Succeed())
+		// The operator writes the Switch too (finalizer, status): retry on a conflict.
+		Eventually(func() error {
+			sw := &networkv1alpha1.Switch{}
+			if err := k8s.Get(ctx, key(ns, "spine"), sw); err != nil {
+				return err
+			}
+			sw.Spec.Ports["s1"] = networkv1alpha1.PortInfo{Name: "e2"}
+			return k8s.Update(ctx, sw)
+		}).Should(Succeed())
 		Eventually(switchReady(ns, "spine")).Should(HavePrefix("True/Ready"))
 		Eventually(stateOf(ns, "s1")).Should(Equal(idle))
 	})

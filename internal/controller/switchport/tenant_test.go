@@ -24,6 +24,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -200,5 +201,34 @@ var _ = Describe("the switch webhooks", func() {
 		a := ansibleSwitch(ns, "bad")
 		a.Spec.Bridge = ""
 		Expect(k8s.Create(ctx, a)).To(MatchError(ContainSubstring("bridge")))
+	})
+
+	It("refuse an OS without playbooks, and access rules on a port whose OS cannot apply them, with the field path", func() {
+		fos := ansibleSwitch(ns, "fortigate")
+		fos.Spec.OS, fos.Spec.Bridge = "fos", ""
+		Expect(k8s.Create(ctx, fos)).To(MatchError(And(ContainSubstring("spec.os"),
+			ContainSubstring("os fos is not supported"), ContainSubstring("network-runner"), ContainSubstring("junos"))))
+
+		newLimit(ns, "1-100")
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "arista-creds"},
+			StringData: map[string]string{"username": "u", "password": "p", "enableSecret": "e"}}
+		Expect(k8s.Create(ctx, secret)).To(Succeed())
+		eos := ansibleSwitch(ns, "arista")
+		eos.Spec.OS, eos.Spec.Bridge = "eos", ""
+		Expect(k8s.Create(ctx, eos)).To(Succeed())
+		Expect(k8s.Create(ctx, switchObj(ns, "arista", map[string]networkv1alpha1.PortInfo{"e1": {Name: "Ethernet1"}}))).To(Succeed())
+		Eventually(stateOf(ns, "e1")).Should(Equal(idle))
+
+		guarded := configuration(ns, "guarded", 6, "")
+		guarded.Spec.ACL = []networkv1alpha1.ACL{{Type: "ipv4", Action: "allow", Protocol: "TCP", DesPortRange: "22"}}
+		Expect(k8s.Create(ctx, guarded)).To(Succeed())
+		Expect(link(k8s, ns, "e1", "guarded")).To(MatchError(And(
+			ContainSubstring("spec.configuration.name: Forbidden"), ContainSubstring("os eos"), ContainSubstring("openvswitch only"))))
+
+		down := configuration(ns, "down", 6, "7-9")
+		down.Spec.Disabled = true
+		Expect(k8s.Create(ctx, down)).To(Succeed())
+		Expect(link(k8s, ns, "e1", "down")).To(Succeed())
+		Eventually(stateOf(ns, "e1")).Should(Equal(active))
 	})
 })

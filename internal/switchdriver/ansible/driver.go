@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/netcli"
 	"github.com/rackwire/rackwire/internal/switchdriver"
 	"github.com/rackwire/rackwire/playbooks"
 )
@@ -88,6 +89,9 @@ type Driver struct {
 // A change the switch's OS cannot carry (ACLs where no playbook programs them) fails on
 // its own, before the run, with a message that says so.
 func (d *Driver) Apply(ctx context.Context, changes []switchdriver.Change) map[string]error {
+	if dialect, ok := netcli.Lookup(d.target.os); ok {
+		return d.applyCLI(ctx, dialect, changes)
+	}
 	results := make(map[string]error, len(changes))
 	var ports []portVars
 	for _, c := range changes {
@@ -138,14 +142,17 @@ func portOutcome(report map[string]json.RawMessage, port string) error {
 }
 
 // Read implements switchdriver.Driver. With no ports it checks the switch: the provider's
-// own check where rackwire ships one, else the role's list_vlans, a read that changes nothing.
+// own check where rackwire ships one (openvswitch), else a read of the ports through the OS's
+// command line (internal/netcli), which also proves the login and the enable secret.
 func (d *Driver) Read(ctx context.Context, ports []string) (map[string]*networkv1alpha1.SwitchPortConfigurationSpec, error) {
 	if len(ports) == 0 {
-		action := "list_vlans"
-		if d.supports(actionCheck) {
-			action = actionCheck
+		if dialect, ok := netcli.Lookup(d.target.os); ok {
+			return nil, d.checkCLI(ctx, dialect)
 		}
-		_, err := d.run(ctx, "check.yaml", 0, map[string]any{"rackwire_check_action": action})
+		if !d.supports(actionCheck) {
+			return nil, fmt.Errorf("%w: os %s has neither a check playbook nor a command-line dialect", ErrUnsupported, d.target.os)
+		}
+		_, err := d.run(ctx, "check.yaml", 0, map[string]any{"rackwire_check_action": actionCheck})
 		return nil, err
 	}
 	reader := readers[d.target.os]

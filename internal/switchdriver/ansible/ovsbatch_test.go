@@ -18,11 +18,16 @@ package ansible
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/switchdriver"
 )
 
 // The script's own logic against stand-ins for ovs-vsctl and ovs-ofctl: a switch that
@@ -35,7 +40,7 @@ func TestOVSScriptSplitsARefusedBatch(t *testing.T) {
 echo "vsctl $*" >> ` + calls + `
 case "$*" in
   *list-ports*) printf 'p-ok\np-bad\np-acl\n'; exit 0;;
-  *"get Interface"*) echo up; exit 0;;
+  *"list Interface"*) printf 'p-ok,up\np-bad,up\np-acl,up\n'; exit 0;;
   *p-bad*) echo 'ovs-vsctl: "p-bad" refused' >&2; exit 1;;
 esac
 exit 0
@@ -89,5 +94,43 @@ exit 0
 	}
 	if strings.Count(l, "vsctl --timeout=30 -- set Port p-ok") != 2 {
 		t.Errorf("want p-ok in the batch and in its own retry:\n%s", l)
+	}
+}
+
+// A run of many ports travels as one ssh argument, which Linux caps at 128 KiB: the real
+// driver applies 12 lab ports and 500 missing ones (each with its record) in one run, the
+// lab's ports configured and every missing one failing alone.
+func TestOVSBigBatch(t *testing.T) {
+	f := newFixture(t)
+	f.timeout = 5 * time.Minute
+	var changes []switchdriver.Change
+	for i := range 12 {
+		changes = append(changes, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(40), VLANs: "100-200, 300"}})
+	}
+	for i := range 500 {
+		changes = append(changes, switchdriver.Change{Port: fmt.Sprintf("missing%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(40), VLANs: "100-200, 300"}})
+	}
+	res := f.apply(changes...)
+	for _, c := range changes {
+		err := res[c.Port]
+		switch missing := strings.HasPrefix(c.Port, "missing"); {
+		case missing && (err == nil || !strings.Contains(err.Error(), "no row")):
+			t.Fatalf("%s: %v", c.Port, err)
+		case !missing && err != nil:
+			t.Fatalf("%s: %v", c.Port, err)
+		}
+	}
+	if got := get(t, "Port", "p11", "tag"); got != "40" {
+		t.Errorf("p11 holds tag %s", got)
+	}
+	// Park the ports again for the other tests.
+	var park []switchdriver.Change
+	for i := range 12 {
+		park = append(park, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: parking})
+	}
+	for p, err := range f.apply(park...) {
+		if err != nil {
+			t.Fatalf("parking %s: %v", p, err)
+		}
 	}
 }

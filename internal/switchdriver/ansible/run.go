@@ -129,7 +129,12 @@ func reportOf(out []byte) (map[string]json.RawMessage, error) {
 					Unreachable bool            `json:"unreachable"`
 					Msg         json.RawMessage `json:"msg"`
 					Stderr      string          `json:"stderr"`
-					Facts       struct {
+					Results     []struct {
+						Failed bool            `json:"failed"`
+						Msg    json.RawMessage `json:"msg"`
+						Stderr string          `json:"stderr"`
+					} `json:"results"`
+					Facts struct {
 						Report map[string]json.RawMessage `json:"rackwire_report"`
 					} `json:"ansible_facts"`
 				} `json:"hosts"`
@@ -156,8 +161,15 @@ func reportOf(out []byte) (map[string]json.RawMessage, error) {
 					msg := message(h.Msg)
 					stop = &TaskError{Msg: "switch unreachable: " + msg, Cause: causeOf(msg, true)}
 				case h.Failed:
-					msg := message(h.Msg)
-					stop = &TaskError{Task: t.Task.Name, Msg: joinMessages(msg, h.Stderr), Cause: causeOf(msg, false)}
+					msg, stderr := message(h.Msg), h.Stderr
+					// A loop's message only says that an item failed: the first failed item says why.
+					for _, r := range h.Results {
+						if r.Failed {
+							msg, stderr = message(r.Msg), r.Stderr
+							break
+						}
+					}
+					stop = &TaskError{Task: t.Task.Name, Msg: joinMessages(msg, stderr), Cause: causeOf(msg, false)}
 				}
 			}
 		}
@@ -268,8 +280,11 @@ const masterLinger = 30 * time.Second
 
 func (w *workspace) controlDir() string { return filepath.Join(w.dir, "cp") }
 
-// closeMasters ends the run's SSH master connections: ssh -O exit for each control socket,
-// then SIGKILL for any master still running (its command line names its socket).
+// closeMasters ends the connections that outlive the run's process group: the SSH masters
+// (ssh -O exit for each control socket) and network_cli's persistent connection daemon
+// (ansible-connection, which detaches into a session of its own). Whatever still runs with
+// the run's directory in its command line or its environment (ANSIBLE_PERSISTENT_CONTROL_PATH_DIR,
+// HOME) is then killed, so a cancelled or timed-out run leaves nothing behind.
 func (w *workspace) closeMasters() {
 	sockets, _ := filepath.Glob(filepath.Join(w.controlDir(), "*"))
 	for _, s := range sockets {
@@ -277,16 +292,29 @@ func (w *workspace) closeMasters() {
 		_ = exec.CommandContext(ctx, "ssh", "-o", "ControlPath="+s, "-O", "exit", "switch").Run()
 		cancel()
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, pid := range processesOf(w.dir) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// processesOf lists the processes whose command line or environment names a path under dir.
+func processesOf(dir string) []int {
+	mark := []byte(dir + "/")
+	var out []int
+	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(b, []byte(w.controlDir()+"/")) {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, f := range []string{"cmdline", "environ"} {
+			if b, err := os.ReadFile(filepath.Join(p, f)); err == nil && bytes.Contains(b, mark) {
+				out = append(out, pid)
+				break
+			}
 		}
 	}
+	return out
 }
 
 // writePrivate creates a file only the manager's user can read.
@@ -319,6 +347,10 @@ func (w *workspace) inventoryOf(t target) ([]byte, error) {
 	if t.password != "" {
 		hostVars = append(hostVars, [2]string{"ansible_password", t.password})
 	}
+	if t.enable != "" {
+		hostVars = append(hostVars, [2]string{"ansible_become", "true"}, [2]string{"ansible_become_method", "enable"},
+			[2]string{"ansible_become_password", t.enable})
+	}
 	if len(t.privateKey) > 0 {
 		key := filepath.Join(w.dir, "id")
 		if err := writePrivate(key, t.privateKey); err != nil {
@@ -334,7 +366,7 @@ func (w *workspace) inventoryOf(t target) ([]byte, error) {
 			return nil, err
 		}
 		tag := "!unsafe "
-		if kv[0] == "ansible_port" {
+		if kv[0] == "ansible_port" || kv[0] == "ansible_become" {
 			tag, v = "", []byte(kv[1])
 		}
 		fmt.Fprintf(&b, "      %s: %s%s\n", kv[0], tag, v)

@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/netcli"
 	"github.com/rackwire/rackwire/internal/switchdriver"
 )
 
@@ -33,6 +34,7 @@ type target struct {
 	bridge     string
 	user       string
 	password   string
+	enable     string
 	privateKey []byte
 	hostKeys   []string
 	insecure   bool
@@ -43,6 +45,9 @@ const (
 	KeyUsername   = "username"
 	KeyPassword   = "password"
 	KeyPrivateKey = "ssh-privatekey"
+	// KeyEnableSecret is the secret of the privileged (enable) mode, for the OSes that have
+	// one (netcli.Dialect.Enable); with it the run enters that mode before configuring.
+	KeyEnableSecret = "enableSecret"
 )
 
 func targetOf(a *networkv1alpha1.AnsibleSwitch, s *corev1.Secret) (target, error) {
@@ -50,7 +55,7 @@ func targetOf(a *networkv1alpha1.AnsibleSwitch, s *corev1.Secret) (target, error
 		name: a.Namespace + "/" + a.Name,
 		os:   a.Spec.OS, host: a.Spec.IP, port: a.Spec.Port, bridge: a.Spec.Bridge,
 		user:     string(s.Data[KeyUsername]),
-		password: string(s.Data[KeyPassword]), privateKey: s.Data[KeyPrivateKey],
+		password: string(s.Data[KeyPassword]), privateKey: s.Data[KeyPrivateKey], enable: string(s.Data[KeyEnableSecret]),
 		hostKeys: a.Spec.HostKeys, insecure: a.Spec.InsecureIgnoreHostKey,
 	}
 	if t.port == 0 {
@@ -62,10 +67,17 @@ func targetOf(a *networkv1alpha1.AnsibleSwitch, s *corev1.Secret) (target, error
 		return t, fmt.Errorf("%w: %s has no %q key", switchdriver.ErrCredentials, src, KeyUsername)
 	case t.password == "" && len(t.privateKey) == 0:
 		return t, fmt.Errorf("%w: %s has neither %q nor %q", switchdriver.ErrCredentials, src, KeyPassword, KeyPrivateKey)
+	case t.enable != "" && !hasEnable(t.os):
+		return t, fmt.Errorf("%w: %s has %q, but os %s has no enable mode", switchdriver.ErrCredentials, src, KeyEnableSecret, t.os)
 	case len(t.hostKeys) == 0 && !t.insecure:
 		return t, fmt.Errorf("AnsibleSwitch %s sets neither spec.hostKeys nor spec.insecureIgnoreHostKey", t.name)
 	}
 	return t, nil
+}
+
+func hasEnable(os string) bool {
+	d, ok := netcli.Lookup(os)
+	return ok && d.Enable
 }
 
 // connection is the Ansible connection plugin of the OS: Linux-based switches take

@@ -159,7 +159,12 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 		}
 		return nil, err
 	}
+	os, err := switchOS(ctx, w.Client, sw)
+	if err != nil {
+		return nil, err
+	}
 	errs := switchport.FitsPort(path, &c.Spec, entry)
+	errs = append(errs, fitsOS(path, c, os)...)
 	limit := &networkv1alpha1.SwitchResourceLimit{}
 	err = w.Reader.Get(ctx, client.ObjectKey{Namespace: tenant, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
 	switch {
@@ -171,4 +176,34 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 		errs = append(errs, switchport.FitsLimit(path, &c.Spec, limit)...)
 	}
 	return errs, nil
+}
+
+// switchOS is the OS of the vouching Switch's AnsibleSwitch ("" when there is no Switch or
+// no AnsibleSwitch yet). It comes from the manager's cache: an AnsibleSwitch's OS is set by the
+// infra team long before tenants link ports, and the driver refuses what the OS cannot apply
+// should the cache lag.
+func switchOS(ctx context.Context, cached client.Reader, sw *networkv1alpha1.Switch) (string, error) {
+	if sw == nil {
+		return "", nil
+	}
+	a := &networkv1alpha1.AnsibleSwitch{}
+	err := cached.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: sw.Spec.Provider.Name}, a)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return a.Spec.OS, nil
+}
+
+// fitsOS refuses what the port's switch OS cannot apply: access rules are rendered for Open
+// vSwitch only (OpenFlow); every OS applies VLANs and disabled.
+func fitsOS(path *field.Path, c *networkv1alpha1.SwitchPortConfiguration, os string) field.ErrorList {
+	if os == "" || os == "openvswitch" || len(c.Spec.ACL) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path.Child("name"), fmt.Sprintf(
+		"SwitchPortConfiguration %s sets spec.acl, but this port's switch runs os %s and rackwire applies access rules on openvswitch only; link a configuration without acl",
+		c.Name, os))}
 }
