@@ -150,7 +150,12 @@ func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 	now := metav1.Now()
-	pool.Status.LastUpdated = &now
+	// lastUpdated says when the allocations last changed, as ip-address-manager has it: a
+	// spec edit that only moves observedGeneration or a condition leaves it.
+	if pool.Status.LastUpdated == nil || !equality.Semantic.DeepEqual(before.Status.Indexes, pool.Status.Indexes) ||
+		!equality.Semantic.DeepEqual(before.Status.Usage, pool.Status.Usage) {
+		pool.Status.LastUpdated = &now
+	}
 	r.Activity.wrote(req.NamespacedName, now.Time)
 	if c := meta.FindStatusCondition(pool.Status.Conditions, ipamv1alpha1.ConditionReady); c.Reason == ReasonPoolExhausted &&
 		readyReason(before.Status.Conditions) != ReasonPoolExhausted {
