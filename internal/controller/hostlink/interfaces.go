@@ -23,11 +23,13 @@ import (
 	"fmt"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -165,8 +167,30 @@ func attachmentConfig(ctx context.Context, c client.Client, ref client.ObjectKey
 		Labels: map[string]string{LabelAttachment: ref.Name},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: HostNetworkAttachmentGVK.GroupVersion().String(), Kind: HostNetworkAttachmentGVK.Kind,
 			Name: a.GetName(), UID: a.GetUID()}}}, Spec: spec}
-	if err := c.Create(ctx, cfg); err != nil && !apierrors.IsAlreadyExists(err) {
+	err = c.Create(ctx, cfg)
+	if apierrors.IsAlreadyExists(err) {
+		// The name is predictable: one written by someone else is used only if it is exactly
+		// what the attachment says and the attachment owns it.
+		have := &networkv1alpha1.SwitchPortConfiguration{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cfg), have); err != nil {
+			return nil, "", err
+		}
+		if !equality.Semantic.DeepEqual(have.Spec, spec) || !ownedBy(have, a.GetUID()) {
+			return nil, fmt.Sprintf("SwitchPortConfiguration %s/%s exists but is not the one derived from HostNetworkAttachment %s; delete it", ref.Namespace, name, ref), nil
+		}
+		err = nil
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	return &networkv1alpha1.ConfigurationRef{Name: name, Namespace: ref.Namespace}, "", nil
+}
+
+func ownedBy(o metav1.Object, uid types.UID) bool {
+	for _, r := range o.GetOwnerReferences() {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
 }

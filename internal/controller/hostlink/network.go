@@ -18,6 +18,7 @@ package hostlink
 
 import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 )
@@ -30,7 +31,7 @@ func NetworkOf(host *metal3v1alpha1.BareMetalHost) networkv1alpha1.HostNetwork {
 	if detached(host) {
 		return networkv1alpha1.NetworkClean
 	}
-	if !host.DeletionTimestamp.IsZero() && !hasFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer) {
+	if !host.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(host, metal3v1alpha1.BareMetalHostFinalizer) {
 		return networkv1alpha1.NetworkClean // BMO is done with the host
 	}
 	switch host.Status.Provisioning.State {
@@ -55,15 +56,6 @@ func detached(host *metal3v1alpha1.BareMetalHost) bool {
 		return true
 	}
 	return host.Status.OperationalStatus == metal3v1alpha1.OperationalStatusDetached
-}
-
-func hasFinalizer(host *metal3v1alpha1.BareMetalHost, name string) bool {
-	for _, f := range host.Finalizers {
-		if f == name {
-			return true
-		}
-	}
-	return false
 }
 
 // cancelled is BMO's own test (provisioningCancelled in its state machine) for a provisioned

@@ -29,6 +29,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -129,7 +130,7 @@ func linked(ctx context.Context, c client.Reader) []reconcile.Request {
 	}
 	var out []reconcile.Request
 	for i := range hosts.Items {
-		if hasFinalizer(&hosts.Items[i], Finalizer) {
+		if controllerutil.ContainsFinalizer(&hosts.Items[i], Finalizer) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&hosts.Items[i])})
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -81,7 +82,7 @@ func (w HostHoldWebhook) holds(ctx context.Context, req admission.Request, host 
 		}
 		// A host rackwire manages carries its finalizer; it is held when the update changes
 		// what its ports must carry while BMO may act on it.
-		if !hasString(host.Finalizers, hostlink.Finalizer) {
+		if !controllerutil.ContainsFinalizer(host, hostlink.Finalizer) {
 			return false, nil
 		}
 		return hostlink.NetworkOf(old) != hostlink.NetworkOf(host) && hostlink.NetworkOf(host) != networkv1alpha1.NetworkClean, nil
@@ -96,13 +97,4 @@ func pausePatch(host *metal3v1alpha1.BareMetalHost) jsonpatch.JsonPatchOperation
 	}
 	key := strings.ReplaceAll(strings.ReplaceAll(metal3v1alpha1.PausedAnnotation, "~", "~0"), "/", "~1")
 	return jsonpatch.NewOperation("add", "/metadata/annotations/"+key, networkv1alpha1.PausedByRackwire)
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
