@@ -1,0 +1,405 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/ipalloc"
+)
+
+// target is one range of an attachment as this node allocates from it: the IPPool that
+// records it and the part of the range this node may hand out.
+type target struct {
+	rng Range
+	// pool is the IPPool's name and poolRange its spec.range: the range, or in node-slice
+	// mode this node's slice.
+	pool      string
+	poolRange netip.Prefix
+}
+
+// ErrExhausted is wrapped by the error of an ADD that found no free address.
+var ErrExhausted = errors.New("no free address")
+
+// targets resolves the pools of this node: one per range, or the node's slice.
+func (c *call) targets(ctx context.Context) ([]target, error) {
+	cfg := c.cfg
+	if cfg.SliceSize == "" {
+		out := make([]target, len(cfg.Ranges))
+		for i, r := range cfg.Ranges {
+			out[i] = target{rng: r, pool: PoolName(cfg.PoolNetwork(), "", r.Prefix), poolRange: r.Prefix}
+		}
+		return out, nil
+	}
+	nsp := &wbv1.NodeSlicePool{}
+	if err := c.kube.get(ctx, c.kube.wbPath("nodeslicepools", cfg.SliceNetwork()), nsp); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("network %q: no NodeSlicePool %s/%s yet (rackwire's manager writes it from the NetworkAttachmentDefinition)", cfg.Name, c.kube.namespace, cfg.SliceNetwork())
+		}
+		return nil, fmt.Errorf("network %q: reading NodeSlicePool %s: %w", cfg.Name, cfg.SliceNetwork(), err)
+	}
+	for _, a := range nsp.Status.Allocations {
+		if a.NodeName != c.node {
+			continue
+		}
+		slice, err := netip.ParsePrefix(a.SliceRange)
+		if err != nil {
+			return nil, fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
+		}
+		slice = slice.Masked()
+		return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
+	}
+	return nil, fmt.Errorf("network %q: node %s has no slice in NodeSlicePool %s/%s (all slices taken? see its NodesWithoutSlice condition)", cfg.Name, c.node, c.kube.namespace, nsp.Name)
+}
+
+// allocator is the free space of a target, given the pool's allocations.
+func (c *call) allocator(t target, pool *wbv1.IPPool) (*ipalloc.Pool, error) {
+	conf := ipalloc.Config{Entries: []ipalloc.Entry{{Subnet: t.poolRange}}}
+	// Bounds only where they cut the pool's range: in node-slice mode the slicer hands out
+	// whole slices inside them already.
+	first, last := t.poolRange.Addr(), lastAddr(t.poolRange)
+	if s := t.rng.Start; s.IsValid() {
+		if last.Less(s) {
+			return nil, fmt.Errorf("%w in %s: it lies below range_start", ErrExhausted, t.poolRange)
+		}
+		if first.Less(s) {
+			conf.Entries[0].Start = s
+		}
+	}
+	if e := t.rng.End; e.IsValid() {
+		if e.Less(first) {
+			return nil, fmt.Errorf("%w in %s: it lies above range_end", ErrExhausted, t.poolRange)
+		}
+		if e.Less(last) {
+			conf.Entries[0].End = e
+		}
+	}
+	for _, x := range t.rng.Exclude {
+		conf.Excluded = append(conf.Excluded, ipalloc.RangeOf(x))
+	}
+	for _, g := range c.cfg.Gateways {
+		conf.Excluded = append(conf.Excluded, ipalloc.RangeOf(netip.PrefixFrom(g, g.BitLen())))
+	}
+	p, err := ipalloc.NewPool(conf)
+	if err != nil {
+		return nil, fmt.Errorf("network %q: range %s: %w", c.cfg.Name, t.poolRange, err)
+	}
+	if pool != nil {
+		for key := range pool.Spec.Allocations {
+			if a, err := AtOffset(t.poolRange, key); err == nil && p.Contains(a) {
+				_ = p.Reserve(a)
+			}
+		}
+	}
+	return p, nil
+}
+
+// getPool reads an IPPool; nil when it does not exist yet.
+func (c *call) getPool(ctx context.Context, name string) (*wbv1.IPPool, error) {
+	p := &wbv1.IPPool{}
+	err := c.kube.get(ctx, c.kube.wbPath("ippools", name), p)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading IPPool %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// mine says whether an allocation is this attachment's: the same container and interface,
+// or the same pod and interface (a restarted sandbox, as whereabouts matches).
+func (c *call) mine(a wbv1.IPAllocation) bool {
+	if a.IfName != c.ifName {
+		return false
+	}
+	return a.ContainerID == c.containerID || (c.podRef() != "/" && a.PodRef == c.podRef())
+}
+
+func (c *call) podRef() string { return c.podNS + "/" + c.podName }
+
+// allocate gives the attachment one address of t, recording the reservation in rec first.
+func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *record) (netip.Addr, error) {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return netip.Addr{}, err
+		}
+		pool, err := c.getPool(ctx, t.pool)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		if pool != nil {
+			for key, a := range pool.Spec.Allocations {
+				if !c.mine(a) {
+					continue
+				}
+				addr, err := AtOffset(t.poolRange, key)
+				if err != nil {
+					continue
+				}
+				// ADD again for the same attachment: the same address.
+				if err := c.remember(rec, t, addr); err != nil {
+					return netip.Addr{}, err
+				}
+				if err := c.reserve(ctx, t, addr); err != nil && !errors.Is(err, errTaken) {
+					return netip.Addr{}, err
+				}
+				if a.ContainerID != c.containerID {
+					if err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
+						{Op: "test", Path: allocPath(key) + "/podref", Value: a.PodRef},
+						{Op: "replace", Path: allocPath(key) + "/id", Value: c.containerID},
+					}); err != nil && !apierrors.IsInvalid(err) {
+						return netip.Addr{}, fmt.Errorf("updating IPPool %s: %w", t.pool, err)
+					}
+				}
+				return addr, nil
+			}
+		}
+		space, err := c.allocator(t, pool)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		addr, err := c.pick(ctx, t, space, want, rec)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		if c.cfg.SleepForRace > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(c.cfg.SleepForRace) * time.Second):
+			}
+		}
+		done, err := c.record(ctx, t, pool, addr)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		if done {
+			return addr, nil
+		}
+		// Someone recorded that address in the pool first (a whereabouts binary between its
+		// reservation check and its pool write): let it go and start over from the pool.
+		if err := c.unreserve(ctx, t, addr); err != nil {
+			return netip.Addr{}, err
+		}
+		if want.IsValid() {
+			return netip.Addr{}, fmt.Errorf("ips: %s is taken in IPPool %s", want, t.pool)
+		}
+		if attempt > 100 {
+			return netip.Addr{}, fmt.Errorf("network %q: IPPool %s kept changing under 100 attempts", c.cfg.Name, t.pool)
+		}
+	}
+}
+
+// pick reserves a free address of space cluster-wide: the requested one, else the lowest
+// free one whose reservation this call manages to create.
+func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want netip.Addr, rec *record) (netip.Addr, error) {
+	if want.IsValid() {
+		if !space.Contains(want) {
+			return netip.Addr{}, fmt.Errorf("ips: %s is not an address this node hands out in %s (range bounds, exclude, gateway, network or broadcast)", want, t.poolRange)
+		}
+		if space.InUse(want) {
+			return netip.Addr{}, fmt.Errorf("ips: %s is already allocated in IPPool %s", want, t.pool)
+		}
+		if err := c.remember(rec, t, want); err != nil {
+			return netip.Addr{}, err
+		}
+		if err := c.reserve(ctx, t, want); err != nil {
+			if errors.Is(err, errTaken) {
+				return netip.Addr{}, fmt.Errorf("ips: %s is reserved by another holder (%v)", want, err)
+			}
+			return netip.Addr{}, err
+		}
+		return want, nil
+	}
+	for {
+		addr, err := space.Allocate(ipalloc.Sequential)
+		if errors.Is(err, ipalloc.ErrExhausted) {
+			return netip.Addr{}, fmt.Errorf("network %q, node %s: %w in %s (IPPool %s/%s)", c.cfg.Name, c.node, ErrExhausted, t.poolRange, c.kube.namespace, t.pool)
+		}
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		if err := c.remember(rec, t, addr); err != nil {
+			return netip.Addr{}, err
+		}
+		err = c.reserve(ctx, t, addr)
+		if err == nil {
+			return addr, nil
+		}
+		if !errors.Is(err, errTaken) {
+			return netip.Addr{}, err
+		}
+		c.forget(rec, addr)
+	}
+}
+
+var errTaken = errors.New("held by another reservation")
+
+// reserve creates addr's OverlappingRangeIPReservation. errTaken means someone else's
+// exists; an uncertain create that landed is recognised as ours on the retry.
+func (c *call) reserve(ctx context.Context, t target, addr netip.Addr) error {
+	name := ReservationName(c.cfg.PoolNetwork(), addr)
+	orip := &wbv1.OverlappingRangeIPReservation{
+		TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "OverlappingRangeIPReservation"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.kube.namespace},
+		Spec:       wbv1.OverlappingRangeIPReservationSpec{ContainerID: c.containerID, PodRef: c.podRef(), IfName: c.ifName},
+	}
+	err := c.kube.create(ctx, c.kube.wbPath("overlappingrangeipreservations", ""), orip, nil)
+	if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return fmt.Errorf("reserving %s: %w", addr, err)
+		}
+		return nil
+	}
+	cur := &wbv1.OverlappingRangeIPReservation{}
+	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Released between our create and read: try the address again later.
+			return fmt.Errorf("%w: %s was released meanwhile", errTaken, name)
+		}
+		return fmt.Errorf("reading reservation %s: %w", name, err)
+	}
+	if c.ownsReservation(cur) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
+}
+
+func (c *call) ownsReservation(o *wbv1.OverlappingRangeIPReservation) bool {
+	return c.mine(wbv1.IPAllocation{ContainerID: o.Spec.ContainerID, PodRef: o.Spec.PodRef, IfName: o.Spec.IfName})
+}
+
+// unreserve deletes addr's reservation if it is this attachment's.
+func (c *call) unreserve(ctx context.Context, t target, addr netip.Addr) error {
+	return c.unreserveName(ctx, ReservationName(c.cfg.PoolNetwork(), addr))
+}
+
+func (c *call) unreserveName(ctx context.Context, name string) error {
+	cur := &wbv1.OverlappingRangeIPReservation{}
+	err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading reservation %s: %w", name, err)
+	}
+	if !c.ownsReservation(cur) {
+		return nil
+	}
+	if err := c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", name), string(cur.UID)); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("releasing reservation %s: %w", name, err)
+	}
+	return nil
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+func allocPath(key string) string { return "/spec/allocations/" + escapePointer(key) }
+
+// record writes addr into the pool, creating the pool if it does not exist. done is false
+// when another holder recorded the address first.
+func (c *call) record(ctx context.Context, t target, pool *wbv1.IPPool, addr netip.Addr) (bool, error) {
+	key := Offset(t.poolRange, addr)
+	alloc := wbv1.IPAllocation{ContainerID: c.containerID, PodRef: c.podRef(), IfName: c.ifName}
+	for {
+		if pool == nil {
+			np := &wbv1.IPPool{
+				TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "IPPool"},
+				ObjectMeta: metav1.ObjectMeta{Name: t.pool, Namespace: c.kube.namespace},
+				Spec:       wbv1.IPPoolSpec{Range: t.poolRange.String(), Allocations: map[string]wbv1.IPAllocation{key: alloc}},
+			}
+			err := c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil)
+			if err == nil {
+				return true, nil
+			}
+			if !apierrors.IsAlreadyExists(err) {
+				return false, fmt.Errorf("creating IPPool %s: %w", t.pool, err)
+			}
+		} else {
+			err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
+				{Op: "test", Path: allocPath(key), Value: nil},
+				{Op: "add", Path: allocPath(key), Value: alloc},
+			})
+			if err == nil {
+				return true, nil
+			}
+			if !apierrors.IsInvalid(err) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return false, fmt.Errorf("recording %s in IPPool %s: %w", addr, t.pool, err)
+			}
+		}
+		// The pool changed under us (created, or the offset written): read what it holds.
+		cur, err := c.getPool(ctx, t.pool)
+		if err != nil {
+			return false, err
+		}
+		if cur != nil {
+			if a, ok := cur.Spec.Allocations[key]; ok {
+				return c.mine(a), nil
+			}
+			if cur.Spec.Allocations == nil {
+				// A pool written without its allocations map takes the whole map in one add.
+				if err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
+					{Op: "test", Path: "/metadata/resourceVersion", Value: cur.ResourceVersion},
+					{Op: "add", Path: "/spec/allocations", Value: map[string]wbv1.IPAllocation{key: alloc}},
+				}); err == nil {
+					return true, nil
+				}
+				continue
+			}
+		}
+		pool = cur
+	}
+}
+
+// remember notes addr's reservation in the attachment's record before it is created.
+func (c *call) remember(rec *record, t target, addr netip.Addr) error {
+	for _, e := range rec.Entries {
+		if e.Address == addr.String() && e.Pool == t.pool {
+			return nil
+		}
+	}
+	rec.Entries = append(rec.Entries, entry{Pool: t.pool, Range: t.poolRange.String(), Address: addr.String(), Reservation: ReservationName(c.cfg.PoolNetwork(), addr)})
+	return c.st.save(rec)
+}
+
+// forget drops an address another holder turned out to own; the record is saved with the
+// next remember (a stale entry only costs a release that finds nothing of ours).
+func (c *call) forget(rec *record, addr netip.Addr) {
+	out := rec.Entries[:0]
+	for _, e := range rec.Entries {
+		if e.Address != addr.String() {
+			out = append(out, e)
+		}
+	}
+	rec.Entries = out
+}

@@ -1,0 +1,455 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/rackwire/rackwire/internal/slicing"
+)
+
+// PluginType is the ipam type the binary answers to.
+const PluginType = "rackwire"
+
+// Defaults of the keys rackwire adds to whereabouts'.
+const (
+	DefaultStateDir = "/var/lib/cni/rackwire"
+	DefaultTimeout  = 60 * time.Second
+)
+
+// flatFiles are where whereabouts looks for the flat-file fallback, rackwire's own first
+// (the DaemonSet writes it): keys the NAD does not set are read from the first one found.
+var flatFiles = []string{
+	"/etc/cni/net.d/rackwire.d/rackwire.conf",
+	"/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.conf",
+	"/etc/cni/net.d/whereabouts.d/whereabouts.conf",
+	"/host/etc/cni/net.d/whereabouts.d/whereabouts.conf",
+}
+
+// Range is one range of a network: addresses Start..End of Prefix (both bounds optional)
+// minus Exclude.
+type Range struct {
+	Prefix     netip.Prefix
+	Start, End netip.Addr
+	Exclude    []netip.Prefix
+}
+
+// Static is an address of the addresses key, returned as written and never recorded (as
+// whereabouts does).
+type Static struct {
+	Address netip.Prefix
+	Gateway netip.Addr
+}
+
+// Config is a network's IPAM configuration, flat file merged in.
+type Config struct {
+	// Name is the CNI network's name (the configuration's name).
+	Name       string
+	CNIVersion string
+	// NetworkName is network_name: it prefixes the whereabouts objects' names.
+	NetworkName string
+	Ranges      []Range
+	// Gateways holds at most one gateway per family; a gateway is never handed out.
+	Gateways []netip.Addr
+	Routes   []*types.Route
+	DNS      types.DNS
+	Static   []Static
+	// SliceSize is node_slice_size: allocate inside the node's slice of Ranges[0].
+	SliceSize          string
+	Kubeconfig         string
+	ConfigurationPath  string
+	AllowPersistentIPs bool
+	StateDir           string
+	Timeout            time.Duration
+	LogFile            string
+	// SleepForRace is whereabouts' sleep_for_race: seconds between reserving an address and
+	// recording it in the pool, for tests that cut the apiserver off mid-ADD.
+	SleepForRace int
+	// FlatFile is the flat file whose keys were merged, if any.
+	FlatFile string
+}
+
+// ConfigError is a configuration problem, naming the key.
+type ConfigError struct {
+	Key    string
+	Detail string
+}
+
+func (e *ConfigError) Error() string { return e.Key + ": " + e.Detail }
+
+func keyErr(key, format string, args ...any) error {
+	return &ConfigError{Key: key, Detail: fmt.Sprintf(format, args...)}
+}
+
+// ipamKeys are the keys of the ipam section rackwire reads. whereabouts' tuning keys
+// that mean nothing without its Lease (leader_*, the reconciler's
+// schedule) are accepted, so a NAD moves over by changing its type alone, and ignored.
+var ipamKeys = map[string]bool{
+	"type": true, "range": true, "range_start": true, "range_end": true, "exclude": true,
+	"ipRanges": true, "network_name": true, "node_slice_size": true, "gateway": true,
+	"routes": true, "dns": true, "kubernetes": true, "configuration_path": true,
+	"addresses": true, "log_file": true, "log_level": true, "enable_overlapping_ranges": true,
+	"leader_lease_duration": true, "leader_renew_deadline": true, "leader_retry_period": true,
+	"reconciler_cron_expression": true, "sleep_for_race": true, "datastore": true,
+	// rackwire's own.
+	"allowPersistentIPs": true, "state_dir": true, "timeout": true,
+}
+
+var rangeKeys = map[string]bool{"range": true, "range_start": true, "range_end": true, "exclude": true}
+
+// ParseConfig reads the configuration the runtime passes on stdin. Keys the NAD's ipam
+// section lacks are taken from the first flat file found (configuration_path first).
+func ParseConfig(stdin []byte) (*Config, error) {
+	return parseConfig(stdin, flatFiles)
+}
+
+func parseConfig(stdin []byte, flat []string) (*Config, error) {
+	var top struct {
+		CNIVersion         string                     `json:"cniVersion"`
+		Name               string                     `json:"name"`
+		AllowPersistentIPs *bool                      `json:"allowPersistentIPs"`
+		IPAM               map[string]json.RawMessage `json:"ipam"`
+	}
+	if err := json.Unmarshal(stdin, &top); err != nil {
+		return nil, fmt.Errorf("the network configuration is not JSON: %w", err)
+	}
+	if top.IPAM == nil {
+		return nil, keyErr("ipam", "missing")
+	}
+	c := &Config{Name: top.Name, CNIVersion: top.CNIVersion}
+	if top.AllowPersistentIPs != nil {
+		c.AllowPersistentIPs = *top.AllowPersistentIPs
+	}
+	keys := top.IPAM
+	if err := checkKeys("ipam", keys, ipamKeys); err != nil {
+		return nil, err
+	}
+	var cp string
+	if err := str(keys, "ipam", "configuration_path", &cp); err != nil {
+		return nil, err
+	}
+	files := flat
+	if cp != "" {
+		files = append([]string{cp}, flat...)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading flat file %s: %w", f, err)
+		}
+		var fk map[string]json.RawMessage
+		if err := json.Unmarshal(b, &fk); err != nil {
+			return nil, fmt.Errorf("flat file %s is not a JSON object: %w", f, err)
+		}
+		if err := checkKeys(f, fk, ipamKeys); err != nil {
+			return nil, err
+		}
+		for k, v := range fk {
+			if _, set := keys[k]; !set {
+				keys[k] = v
+			}
+		}
+		c.FlatFile = f
+		break
+	}
+	if err := c.read(keys); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func checkKeys(path string, m map[string]json.RawMessage, known map[string]bool) error {
+	var unknown []string
+	for k := range m {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return keyErr(path+"."+unknown[0], "unknown key (rackwire reads whereabouts' keys; see its README)")
+}
+
+func str(m map[string]json.RawMessage, path, key string, to *string) error {
+	raw, ok := m[key]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, to); err != nil {
+		return keyErr(path+"."+key, "must be a string")
+	}
+	return nil
+}
+
+func decode(m map[string]json.RawMessage, path, key string, to any, want string) error {
+	raw, ok := m[key]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, to); err != nil {
+		return keyErr(path+"."+key, "must be %s", want)
+	}
+	return nil
+}
+
+func (c *Config) read(k map[string]json.RawMessage) error {
+	const p = "ipam"
+	var typ, datastore, timeout, gateway string
+	var ovl *bool
+	var kube struct {
+		Kubeconfig string `json:"kubeconfig"`
+		APIRoot    string `json:"k8s_api_root"`
+	}
+	var persistent *bool
+	var ranges []map[string]json.RawMessage
+	var addresses []struct {
+		Address string `json:"address"`
+		Gateway string `json:"gateway"`
+	}
+	for _, d := range []struct {
+		key  string
+		to   any
+		want string
+	}{
+		{"type", &typ, "a string"}, {"network_name", &c.NetworkName, "a string"},
+		{"node_slice_size", &c.SliceSize, "a string such as \"/28\""}, {"gateway", &gateway, "a string"},
+		{"routes", &c.Routes, "a list of {dst, gw}"}, {"dns", &c.DNS, "a DNS object"},
+		{"kubernetes", &kube, "an object with kubeconfig"}, {"configuration_path", &c.ConfigurationPath, "a string"},
+		{"addresses", &addresses, "a list of {address, gateway}"}, {"log_file", &c.LogFile, "a string"},
+		{"enable_overlapping_ranges", &ovl, "true or false"}, {"datastore", &datastore, "a string"},
+		{"allowPersistentIPs", &persistent, "true or false"}, {"state_dir", &c.StateDir, "a string"},
+		{"timeout", &timeout, "a duration such as \"30s\""}, {"sleep_for_race", &c.SleepForRace, "a number of seconds"}, {"ipRanges", &ranges, "a list of ranges"},
+	} {
+		if err := decode(k, p, d.key, d.to, d.want); err != nil {
+			return err
+		}
+	}
+	if typ != PluginType {
+		return keyErr(p+".type", "is %q; this plugin is %q", typ, PluginType)
+	}
+	if datastore != "" && datastore != "kubernetes" {
+		return keyErr(p+".datastore", "%q is not supported: rackwire stores in the Kubernetes API only", datastore)
+	}
+	if persistent != nil {
+		c.AllowPersistentIPs = c.AllowPersistentIPs || *persistent
+	}
+	c.Kubeconfig = kube.Kubeconfig
+	if c.Kubeconfig == "" {
+		return keyErr(p+".kubernetes.kubeconfig", "missing: rackwire needs a kubeconfig (the DaemonSet writes one into /etc/cni/net.d/rackwire.d/)")
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	c.Timeout = DefaultTimeout
+	if timeout != "" {
+		d, err := time.ParseDuration(timeout)
+		if err != nil || d <= 0 {
+			return keyErr(p+".timeout", "%q is not a positive duration", timeout)
+		}
+		c.Timeout = d
+	}
+	// The top-level range comes first, as in whereabouts.
+	if _, ok := k["range"]; ok {
+		top := map[string]json.RawMessage{}
+		for key := range rangeKeys {
+			if v, ok := k[key]; ok {
+				top[key] = v
+			}
+		}
+		r, err := readRange(top, p)
+		if err != nil {
+			return err
+		}
+		c.Ranges = append(c.Ranges, r)
+	} else {
+		for _, key := range []string{"range_start", "range_end", "exclude"} {
+			if _, ok := k[key]; ok {
+				return keyErr(p+"."+key, "set without ipam.range")
+			}
+		}
+	}
+	for i, rm := range ranges {
+		path := fmt.Sprintf("%s.ipRanges[%d]", p, i)
+		if err := checkKeys(path, rm, rangeKeys); err != nil {
+			return err
+		}
+		r, err := readRange(rm, path)
+		if err != nil {
+			return err
+		}
+		c.Ranges = append(c.Ranges, r)
+	}
+	if len(c.Ranges) == 0 && len(addresses) == 0 {
+		return keyErr(p+".range", "missing: set range or ipRanges")
+	}
+	if gateway != "" {
+		g, err := netip.ParseAddr(strings.TrimSpace(gateway))
+		if err != nil {
+			return keyErr(p+".gateway", "%q is not an IP address", gateway)
+		}
+		g = g.Unmap()
+		found := false
+		for _, r := range c.Ranges {
+			found = found || r.Prefix.Contains(g)
+		}
+		if !found {
+			return keyErr(p+".gateway", "%s is in none of the ranges", g)
+		}
+		c.Gateways = append(c.Gateways, g)
+	}
+	for i, a := range addresses {
+		pr, err := netip.ParsePrefix(a.Address)
+		if err != nil {
+			return keyErr(fmt.Sprintf("%s.addresses[%d].address", p, i), "%q is not an address in CIDR notation", a.Address)
+		}
+		s := Static{Address: pr}
+		if a.Gateway != "" {
+			if s.Gateway, err = netip.ParseAddr(a.Gateway); err != nil {
+				return keyErr(fmt.Sprintf("%s.addresses[%d].gateway", p, i), "%q is not an IP address", a.Gateway)
+			}
+		}
+		c.Static = append(c.Static, s)
+	}
+	if c.SliceSize != "" {
+		bits, err := slicing.ParseSliceSize(c.SliceSize)
+		if err != nil {
+			return keyErr(p+".node_slice_size", "%v", err)
+		}
+		if len(c.Ranges) == 0 {
+			return keyErr(p+".node_slice_size", "needs a range to slice")
+		}
+		if _, err := slicing.NewGrid(c.Ranges[0].Prefix, bits); err != nil {
+			return keyErr(p+".node_slice_size", "%v", err)
+		}
+	}
+	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
+		return keyErr(p+".state_dir", "%q is not an absolute path", c.StateDir)
+	}
+	if c.SliceSize != "" && len(c.Ranges) > 1 {
+		return keyErr(p+".ipRanges", "node_slice_size slices one range; this network has %d", len(c.Ranges))
+	}
+	return nil
+}
+
+func readRange(m map[string]json.RawMessage, path string) (Range, error) {
+	var rs, start, end string
+	var exclude []string
+	for _, d := range []struct {
+		key string
+		to  any
+	}{{"range", &rs}, {"range_start", &start}, {"range_end", &end}} {
+		if err := decode(m, path, d.key, d.to, "a string"); err != nil {
+			return Range{}, err
+		}
+	}
+	if err := decode(m, path, "exclude", &exclude, "a list of CIDRs"); err != nil {
+		return Range{}, err
+	}
+	var r Range
+	cidr := strings.TrimSpace(rs)
+	if first, rest, ok := strings.Cut(cidr, "-"); ok {
+		// whereabouts' "start-end/len" form.
+		cidr = rest
+		if start == "" {
+			start = first
+		}
+		if end == "" {
+			end, _, _ = strings.Cut(rest, "/")
+		}
+	}
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return r, keyErr(path+".range", "%q is not a CIDR or start-end/prefix", rs)
+	}
+	if p.Addr().Is4In6() {
+		return r, keyErr(path+".range", "%q: write IPv4 ranges in dotted form", rs)
+	}
+	r.Prefix = p.Masked()
+	for _, b := range []struct {
+		s, key string
+		to     *netip.Addr
+	}{{start, "range_start", &r.Start}, {end, "range_end", &r.End}} {
+		if b.s == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(strings.TrimSpace(b.s))
+		if err != nil {
+			return r, keyErr(path+"."+b.key, "%q is not an IP address", b.s)
+		}
+		a = a.Unmap()
+		if !r.Prefix.Contains(a) {
+			return r, keyErr(path+"."+b.key, "%s is outside %s", a, r.Prefix)
+		}
+		*b.to = a
+	}
+	if r.Start.IsValid() && r.End.IsValid() && r.End.Less(r.Start) {
+		return r, keyErr(path+".range_end", "%s is below range_start %s", r.End, r.Start)
+	}
+	for i, e := range exclude {
+		x, err := parseExclude(e)
+		if err != nil {
+			return r, keyErr(fmt.Sprintf("%s.exclude[%d]", path, i), "%q is not a CIDR or an address", e)
+		}
+		if x.Addr().Is4() != r.Prefix.Addr().Is4() {
+			return r, keyErr(fmt.Sprintf("%s.exclude[%d]", path, i), "%s is not of the range's address family", x)
+		}
+		r.Exclude = append(r.Exclude, x)
+	}
+	return r, nil
+}
+
+// parseExclude reads an exclude entry: a CIDR, or a single address as whereabouts allows.
+func parseExclude(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// PoolNetwork is what whereabouts' object names are prefixed with: network_name, empty when
+// unset (whereabouts' unnamed network).
+func (c *Config) PoolNetwork() string { return c.NetworkName }
+
+// SliceNetwork names the network's NodeSlicePool: network_name, else the configuration's name.
+func (c *Config) SliceNetwork() string {
+	if c.NetworkName != "" {
+		return c.NetworkName
+	}
+	return c.Name
+}

@@ -1,0 +1,138 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Del is the DEL verb: it frees what the attachment holds and succeeds when it holds nothing.
+func Del(args *skel.CmdArgs) error {
+	c, err := newCall(args)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
+	defer cancel()
+	if err := c.st.Lock(); err != nil {
+		return err
+	}
+	defer c.st.Unlock()
+	rec, err := c.st.load(c.containerID, c.ifName)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		rec = &record{ContainerID: c.containerID, IfName: c.ifName}
+	}
+	if rec.Claim == "" {
+		// Pools this node would use now, for allocations of an ADD that left no record (a
+		// whereabouts binary's, or a node whose state directory was wiped).
+		targets, err := c.targets(ctx)
+		switch {
+		case err == nil:
+			for _, t := range targets {
+				rec.Entries = append(rec.Entries, entry{Pool: t.pool, Range: t.poolRange.String()})
+			}
+		case ctx.Err() != nil:
+			return err
+		}
+	}
+	return c.release(ctx, rec)
+}
+
+// release frees the attachment's addresses in the pools rec names: the pool entries of this
+// container and interface first, then the reservations of the addresses no pool entry holds
+// any more; the record goes last. A claim's addresses are in no pool entry of a container
+// and are never touched.
+func (c *call) release(ctx context.Context, rec *record) error {
+	pools := map[string]string{}
+	var order []string
+	for _, e := range rec.Entries {
+		if _, ok := pools[e.Pool]; !ok {
+			order = append(order, e.Pool)
+		}
+		pools[e.Pool] = e.Range
+	}
+	var free []netip.Addr
+	held := map[netip.Addr]bool{}
+	for _, name := range order {
+		pool, err := c.getPool(ctx, name)
+		if err != nil {
+			return err
+		}
+		if pool == nil {
+			continue
+		}
+		pr, err := netip.ParsePrefix(pool.Spec.Range)
+		if err != nil {
+			return fmt.Errorf("IPPool %s: spec.range %q: %w", name, pool.Spec.Range, err)
+		}
+		pr = pr.Masked()
+		for key, a := range pool.Spec.Allocations {
+			addr, err := AtOffset(pr, key)
+			if err != nil {
+				continue
+			}
+			if a.ContainerID != c.containerID || a.IfName != c.ifName {
+				held[addr] = true
+				continue
+			}
+			err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", name), []patchOp{
+				{Op: "test", Path: allocPath(key) + "/id", Value: a.ContainerID},
+				{Op: "test", Path: allocPath(key) + "/podref", Value: a.PodRef},
+				{Op: "remove", Path: allocPath(key)},
+			})
+			switch {
+			case err == nil, apierrors.IsNotFound(err):
+				free = append(free, addr)
+			case apierrors.IsInvalid(err):
+				// Taken over meanwhile (the pod's new sandbox): no longer ours to free.
+				held[addr] = true
+			default:
+				return fmt.Errorf("freeing %s in IPPool %s: %w", addr, name, err)
+			}
+		}
+	}
+	for _, e := range rec.Entries {
+		if a, err := netip.ParseAddr(e.Address); err == nil && !held[a] {
+			free = append(free, a)
+		}
+	}
+	seen := map[netip.Addr]bool{}
+	var errs []error
+	for _, a := range free {
+		if seen[a] || held[a] {
+			continue
+		}
+		seen[a] = true
+		if err := c.unreserveName(ctx, ReservationName(c.cfg.PoolNetwork(), a)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return c.st.remove(rec.ContainerID, rec.IfName)
+}

@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Install is what the DaemonSet runs on every node: it puts the plugin binary into the
+// node's CNI bin directory, writes the flat file, kubeconfig and nodename the plugin reads
+// from /etc/cni/net.d/rackwire.d/, and keeps the kubeconfig's token current as the
+// service-account token rotates (the kubelet refreshes the projected file; the plugin on
+// the host cannot read it there).
+type Install struct {
+	// Self is the binary to copy (the running executable).
+	Self string
+	// BinDir and ConfDir are the host's /opt/cni/bin and /etc/cni/net.d, as mounted.
+	BinDir, ConfDir string
+	// HostConfDir is ConfDir as the plugin on the host sees it, for the paths written into
+	// the flat file.
+	HostConfDir string
+	// TokenFile and CAFile are the pod's service-account credentials; Server is the
+	// apiserver as the host reaches it.
+	TokenFile, CAFile, Server string
+	// Namespace is where the plugin keeps its objects (the manager's --nodeslice-namespace).
+	Namespace string
+	// Node is the node's name (spec.nodeName through the downward API).
+	Node string
+	// Every is how often the token is looked at.
+	Every time.Duration
+}
+
+// Run installs, then keeps the kubeconfig current until ctx ends.
+func (in Install) Run(ctx context.Context) error {
+	if err := in.installBinary(); err != nil {
+		return err
+	}
+	dir := filepath.Join(in.ConfDir, "rackwire.d")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	hostDir := filepath.Join(in.HostConfDir, "rackwire.d")
+	flat := fmt.Appendf(nil, `{"kubernetes":{"kubeconfig":%q}}`+"\n", filepath.Join(hostDir, "rackwire.kubeconfig"))
+	for name, data := range map[string][]byte{"rackwire.conf": flat, "nodename": []byte(in.Node + "\n")} {
+		if err := writeIfChanged(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	for {
+		if err := in.writeKubeconfig(filepath.Join(dir, "rackwire.kubeconfig")); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(in.Every):
+		}
+	}
+}
+
+func (in Install) installBinary() error {
+	src, err := os.Open(in.Self)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = src.Close() }()
+	dst := filepath.Join(in.BinDir, PluginType)
+	tmp := dst + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, src); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// A rename, so a runtime never executes a half-copied binary.
+	return os.Rename(tmp, dst)
+}
+
+func (in Install) writeKubeconfig(path string) error {
+	token, err := os.ReadFile(in.TokenFile)
+	if err != nil {
+		return fmt.Errorf("service-account token: %w", err)
+	}
+	ca, err := os.ReadFile(in.CAFile)
+	if err != nil {
+		return fmt.Errorf("service-account CA: %w", err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: in.Server, CertificateAuthorityData: ca}
+	kc.AuthInfos["rackwire-cni"] = &clientcmdapi.AuthInfo{Token: string(bytes.TrimSpace(token))}
+	kc.Contexts["rackwire-cni"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "rackwire-cni", Namespace: in.Namespace}
+	kc.CurrentContext = "rackwire-cni"
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return err
+	}
+	return writeIfChanged(path, data, 0o600)
+}
+
+// writeIfChanged replaces path atomically when its content differs.
+func writeIfChanged(path string, data []byte, mode os.FileMode) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, mode); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,211 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ktypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// kube is the plugin's apiserver client: plain JSON over the kubeconfig's transport. A
+// plugin process lives for one verb, so it stays clear of client-go's typed clientsets and
+// their start-up cost.
+type kube struct {
+	base      string
+	http      *http.Client
+	namespace string
+	// requests counts the requests sent, for the benchmark's requests per ADD.
+	requests atomic.Int64
+}
+
+// whereabouts' objects live in the namespace of the kubeconfig's context, else kube-system.
+func newKube(kubeconfig string) (*kube, error) {
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		return nil, keyErr("ipam.kubernetes.kubeconfig", "%v", err)
+	}
+	ns := metav1.NamespaceSystem
+	if ctx, ok := raw.Contexts[raw.CurrentContext]; ok && ctx != nil && ctx.Namespace != "" {
+		ns = ctx.Namespace
+	}
+	cfg, err := clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
+	if err != nil {
+		return nil, keyErr("ipam.kubernetes.kubeconfig", "%v", err)
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, keyErr("ipam.kubernetes.kubeconfig", "%v", err)
+	}
+	host := strings.TrimSuffix(cfg.Host, "/")
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	return &kube{base: host + cfg.APIPath, http: hc, namespace: ns}, nil
+}
+
+const (
+	wbGroup     = "/apis/whereabouts.cni.cncf.io/v1alpha1"
+	requestWait = 10 * time.Second
+)
+
+func (k *kube) wbPath(resource, name string) string {
+	p := wbGroup + "/namespaces/" + k.namespace + "/" + resource
+	if name != "" {
+		p += "/" + url.PathEscape(name)
+	}
+	return p
+}
+
+// do sends one request and decodes the answer into out. It retries, until ctx ends, what
+// did not reach the apiserver or what the apiserver asks to retry (5xx, 429); every other
+// answer is returned as an apierrors status error.
+func (k *kube) do(ctx context.Context, method, path, contentType string, body, out any) error {
+	var payload []byte
+	if body != nil {
+		var err error
+		if b, ok := body.([]byte); ok {
+			payload = b
+		} else if payload, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
+	backoff := 50 * time.Millisecond
+	for {
+		err := k.once(ctx, method, path, contentType, payload, out)
+		if err == nil || !retriable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s %s: %w (last error: %v)", method, path, ctx.Err(), err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func retriable(err error) bool {
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		c := se.Status().Code
+		return c >= 500 || c == http.StatusTooManyRequests
+	}
+	return true
+}
+
+func (k *kube) once(ctx context.Context, method, path, contentType string, payload []byte, out any) error {
+	rctx, cancel := context.WithTimeout(ctx, requestWait)
+	defer cancel()
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(rctx, method, k.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if payload != nil {
+		if contentType == "" {
+			contentType = "application/json"
+		}
+		req.Header.Set("Content-Type", contentType)
+	}
+	k.requests.Add(1)
+	resp, err := k.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		st := &metav1.Status{}
+		if json.Unmarshal(data, st) != nil || st.Kind != "Status" {
+			st = &metav1.Status{Status: metav1.StatusFailure, Code: int32(resp.StatusCode), Message: strings.TrimSpace(string(data))}
+		}
+		if st.Code == 0 {
+			st.Code = int32(resp.StatusCode)
+		}
+		return &apierrors.StatusError{ErrStatus: *st}
+	}
+	if out != nil {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+func (k *kube) get(ctx context.Context, path string, out any) error {
+	return k.do(ctx, http.MethodGet, path, "", nil, out)
+}
+
+func (k *kube) create(ctx context.Context, path string, obj, out any) error {
+	return k.do(ctx, http.MethodPost, path, "", obj, out)
+}
+
+func (k *kube) jsonPatch(ctx context.Context, path string, ops []patchOp) error {
+	b, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	return k.do(ctx, http.MethodPatch, path, "application/json-patch+json", b, nil)
+}
+
+func (k *kube) delete(ctx context.Context, path string, uid string) error {
+	var body any
+	if uid != "" {
+		u := ktypes.UID(uid)
+		body = &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}, Preconditions: &metav1.Preconditions{UID: &u}}
+	}
+	err := k.do(ctx, http.MethodDelete, path, "", body, nil)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// patchOp is one JSON patch operation. Value is always sent: a test against null is how a
+// patch says "this key must not exist yet" (the apiserver's JSON patch treats a missing key
+// as null), as whereabouts' own patches do.
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// escapePointer escapes a JSON pointer token.
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}

@@ -1,0 +1,450 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/plugins/pkg/testutils"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cni"
+)
+
+// netConf is a bridge network delegating to rackwire, as Multus hands it to the plugin.
+func netConf(version, name, ipam string, extra ...string) []byte {
+	top := ""
+	for _, e := range extra {
+		top += "," + e
+	}
+	return fmt.Appendf(nil, `{"cniVersion":%q,"name":%q,"type":"bridge"%s,"ipam":{"type":"rackwire","network_name":%q,`+
+		`"kubernetes":{"kubeconfig":%q},"state_dir":%q,%s}}`, version, name, top, name, kubeconfig, stateDir, ipam)
+}
+
+type attachment struct {
+	conf      []byte
+	container string
+	ifName    string
+	pod       string
+	args      string // extra CNI_ARGS
+}
+
+func (a attachment) cmdArgs() *skel.CmdArgs {
+	args := "IgnoreUnknown=1;K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + a.pod
+	if a.args != "" {
+		args += ";" + a.args
+	}
+	ifName := a.ifName
+	if ifName == "" {
+		ifName = "net1"
+	}
+	return &skel.CmdArgs{ContainerID: a.container, IfName: ifName, Netns: "/var/run/netns/" + a.pod, StdinData: a.conf, Args: args}
+}
+
+func (a attachment) add() (*current.Result, string, error) {
+	args := a.cmdArgs()
+	r, raw, err := testutils.CmdAddWithArgs(args, func() error { return cni.Add(args) })
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := current.NewResultFromResult(r)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, string(raw), nil
+}
+
+func (a attachment) mustAdd(t *testing.T) *current.Result {
+	t.Helper()
+	res, _, err := a.add()
+	if err != nil {
+		t.Fatalf("ADD %s: %v", a.container, err)
+	}
+	return res
+}
+
+func (a attachment) del() error {
+	args := a.cmdArgs()
+	return testutils.CmdDelWithArgs(args, func() error { return cni.Del(args) })
+}
+
+// check runs CHECK with prev as prevResult.
+func (a attachment) check(t *testing.T, version string, prev *current.Result) error {
+	t.Helper()
+	conf := map[string]any{}
+	if err := json.Unmarshal(a.conf, &conf); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := prev.GetAsVersion(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(pr)
+	var raw map[string]any
+	_ = json.Unmarshal(b, &raw)
+	conf["prevResult"] = raw
+	a.conf, _ = json.Marshal(conf)
+	args := a.cmdArgs()
+	return testutils.CmdCheckWithArgs(args, func() error { return cni.Check(args) })
+}
+
+func addrs(r *current.Result) []string {
+	var out []string
+	for _, ip := range r.IPs {
+		out = append(out, ip.Address.String())
+	}
+	return out
+}
+
+func ippool(t *testing.T, name string) *wbv1.IPPool {
+	t.Helper()
+	p := &wbv1.IPPool{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: poolNS, Name: name}, p); err != nil {
+		t.Fatalf("IPPool %s: %v", name, err)
+	}
+	return p
+}
+
+func reservation(t *testing.T, name string) (*wbv1.OverlappingRangeIPReservation, bool) {
+	t.Helper()
+	o := &wbv1.OverlappingRangeIPReservation{}
+	err := k8s.Get(context.Background(), client.ObjectKey{Namespace: poolNS, Name: name}, o)
+	if apierrors.IsNotFound(err) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, true
+}
+
+// TestEverySpecVersion: ADD, ADD again, CHECK, STATUS and DEL twice in each spec version,
+// the objects checked in whereabouts' format.
+func TestEverySpecVersion(t *testing.T) {
+	t.Setenv("NODENAME", "node-a")
+	for i, v := range []string{"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"} {
+		t.Run(v, func(t *testing.T) {
+			name := fmt.Sprintf("ver%d", i)
+			a := attachment{conf: netConf(v, name, fmt.Sprintf(`"range":"10.60.%d.0/29","gateway":"10.60.%d.1"`, i, i)),
+				container: "c-" + name, pod: "pod-" + name}
+			res, raw, err := a.add()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				CNIVersion string `json:"cniVersion"`
+			}
+			if json.Unmarshal([]byte(raw), &got) != nil || got.CNIVersion != v {
+				t.Errorf("result not in version %s: %s", v, raw)
+			}
+			want := fmt.Sprintf("10.60.%d.2/29", i)
+			if got := addrs(res); len(got) != 1 || got[0] != want || res.IPs[0].Gateway.String() != fmt.Sprintf("10.60.%d.1", i) {
+				t.Fatalf("ADD gave %v (gateway %v), want %s past the network address and the gateway", got, res.IPs[0].Gateway, want)
+			}
+			if again := a.mustAdd(t); addrs(again)[0] != want {
+				t.Errorf("ADD again gave %v, want the same %s", addrs(again), want)
+			}
+			pool := ippool(t, name+"-10.60."+fmt.Sprint(i)+".0-29")
+			if got := pool.Spec.Allocations; len(got) != 1 || got["2"] != (wbv1.IPAllocation{ContainerID: a.container, PodRef: "tenant/" + a.pod, IfName: "net1"}) {
+				t.Errorf("IPPool allocations %+v, want offset 2 for %s", got, a.container)
+			}
+			if o, ok := reservation(t, fmt.Sprintf("%s-10.60.%d.2", name, i)); !ok || o.Spec.PodRef != "tenant/"+a.pod {
+				t.Errorf("reservation %v", o)
+			}
+			if v >= "0.4.0" {
+				if err := a.check(t, v, res); err != nil {
+					t.Errorf("CHECK on a held address: %v", err)
+				}
+				// Whatever removes the allocation (an operator, whereabouts' reconciler), CHECK sees it.
+				delete(pool.Spec.Allocations, "2")
+				if err := k8s.Update(context.Background(), pool); err != nil {
+					t.Fatal(err)
+				}
+				if err := a.check(t, v, res); err == nil || !strings.Contains(err.Error(), "no longer records it") {
+					t.Errorf("CHECK after the allocation went: %v", err)
+				}
+				pool.Spec.Allocations["2"] = wbv1.IPAllocation{ContainerID: a.container, PodRef: "tenant/" + a.pod, IfName: "net1"}
+				if err := k8s.Update(context.Background(), pool); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if v == "1.1.0" {
+				args := a.cmdArgs()
+				if err := testutils.CmdStatus(func() error { return cni.Status(args) }); err != nil {
+					t.Errorf("STATUS: %v", err)
+				}
+			}
+			for n := range 2 {
+				if err := a.del(); err != nil {
+					t.Fatalf("DEL #%d: %v", n+1, err)
+				}
+			}
+			if got := ippool(t, pool.Name).Spec.Allocations; len(got) != 0 {
+				t.Errorf("after DEL the pool holds %v", got)
+			}
+			if _, ok := reservation(t, fmt.Sprintf("%s-10.60.%d.2", name, i)); ok {
+				t.Errorf("after DEL the reservation is still there")
+			}
+		})
+	}
+}
+
+// TestIPv6OfAnySize: a /32 (whereabouts stops at /65), with an offset past 64 bits.
+func TestIPv6OfAnySize(t *testing.T) {
+	t.Setenv("NODENAME", "node-a")
+	a := attachment{conf: netConf("1.0.0", "v6big", `"range":"fd00:61::/32","range_start":"fd00:61:0:1::"`), container: "c-v6", pod: "pod-v6"}
+	res := a.mustAdd(t)
+	if got := addrs(res); len(got) != 1 || got[0] != "fd00:61:0:1::/32" {
+		t.Fatalf("ADD gave %v", got)
+	}
+	pool := ippool(t, "v6big-fd00-61---32")
+	if _, ok := pool.Spec.Allocations["18446744073709551616"]; !ok {
+		t.Errorf("allocations %v, want the offset 2^64", pool.Spec.Allocations)
+	}
+	if _, ok := reservation(t, "v6big-fd00-61-0-1--0"); !ok {
+		t.Errorf("no reservation named as whereabouts names fd00:61:0:1::")
+	}
+	b := attachment{conf: a.conf, container: "c-v6b", pod: "pod-v6b"}
+	if got := addrs(b.mustAdd(t)); got[0] != "fd00:61:0:1::1/32" {
+		t.Errorf("second ADD gave %v", got)
+	}
+	for _, x := range []attachment{a, b} {
+		if err := x.del(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestDualStack(t *testing.T) {
+	t.Setenv("NODENAME", "node-a")
+	a := attachment{conf: netConf("1.0.0", "dual", `"range":"10.64.0.0/24","gateway":"10.64.0.1","ipRanges":[{"range":"fd00:64::/64"}]`), container: "c-dual", pod: "pod-dual"}
+	res := a.mustAdd(t)
+	if got := addrs(res); len(got) != 2 || got[0] != "10.64.0.2/24" || got[1] != "fd00:64::1/64" {
+		t.Fatalf("ADD gave %v", got)
+	}
+	if res.IPs[0].Gateway.String() != "10.64.0.1" || res.IPs[1].Gateway != nil {
+		t.Errorf("gateways %v %v: the IPv4 gateway belongs to the IPv4 address only", res.IPs[0].Gateway, res.IPs[1].Gateway)
+	}
+	if err := a.check(t, "1.0.0", res); err != nil {
+		t.Errorf("CHECK: %v", err)
+	}
+	if err := a.del(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"dual-10.64.0.0-24", "dual-fd00-64---64"} {
+		if got := ippool(t, p).Spec.Allocations; len(got) != 0 {
+			t.Errorf("%s after DEL: %v", p, got)
+		}
+	}
+}
+
+// TestExhaustion: a /30 has two addresses; the third ADD fails naming network and node,
+// leaves nothing behind, and puts an Event on the pod.
+func TestExhaustion(t *testing.T) {
+	t.Setenv("NODENAME", "node-x")
+	conf := netConf("1.0.0", "tiny", `"range":"10.65.0.0/30"`)
+	for i := range 2 {
+		attachment{conf: conf, container: fmt.Sprintf("c-tiny-%d", i), pod: fmt.Sprintf("tiny-%d", i)}.mustAdd(t)
+	}
+	_, _, err := attachment{conf: conf, container: "c-tiny-2", pod: "tiny-2"}.add()
+	if err == nil {
+		t.Fatal("a third ADD in a /30 succeeded")
+	}
+	for _, want := range []string{`network "tiny"`, "node node-x", "no free address", "10.65.0.0/30"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if got := ippool(t, "tiny-10.65.0.0-30").Spec.Allocations; len(got) != 2 {
+		t.Errorf("the failed ADD changed the pool: %v", got)
+	}
+	evs := &corev1.EventList{}
+	if err := k8s.List(context.Background(), evs, client.InNamespace("tenant")); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs.Items {
+		found = found || (e.InvolvedObject.Name == "tiny-2" && e.Reason == "AddressesExhausted" && strings.Contains(e.Message, "node-x"))
+	}
+	if !found {
+		t.Errorf("no AddressesExhausted Event on pod tiny-2")
+	}
+}
+
+// TestRequestedAddress: the ips capability and IP= in CNI_ARGS, honoured when free,
+// refused with the reason when not.
+func TestRequestedAddress(t *testing.T) {
+	t.Setenv("NODENAME", "node-a")
+	conf := netConf("1.0.0", "req", `"range":"10.66.0.0/24","gateway":"10.66.0.1"`, `"runtimeConfig":{"ips":["10.66.0.7/24"]}`, `"capabilities":{"ips":true}`)
+	if got := addrs(attachment{conf: conf, container: "c-req-1", pod: "req-1"}.mustAdd(t)); got[0] != "10.66.0.7/24" {
+		t.Errorf("runtimeConfig.ips gave %v", got)
+	}
+	_, _, err := attachment{conf: conf, container: "c-req-2", pod: "req-2"}.add()
+	if err == nil || !strings.Contains(err.Error(), "10.66.0.7 is already allocated") {
+		t.Errorf("a taken address: %v", err)
+	}
+	plain := netConf("1.0.0", "req", `"range":"10.66.0.0/24","gateway":"10.66.0.1"`)
+	if got := addrs(attachment{conf: plain, container: "c-req-3", pod: "req-3", args: "IP=10.66.0.9"}.mustAdd(t)); got[0] != "10.66.0.9/24" {
+		t.Errorf("IP= gave %v", got)
+	}
+	for arg, want := range map[string]string{"IP=10.66.0.1": "10.66.0.1 is not an address this node hands out", "IP=10.99.0.1": "in none of network"} {
+		if _, _, err := (attachment{conf: plain, container: "c-req-4", pod: "req-4", args: arg}).add(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", arg, err, want)
+		}
+	}
+}
+
+func TestGC(t *testing.T) {
+	t.Setenv("NODENAME", "node-gc")
+	conf := netConf("1.1.0", "gcnet", `"range":"10.67.0.0/24"`)
+	keep := attachment{conf: conf, container: "c-keep", pod: "keep"}
+	gone := attachment{conf: conf, container: "c-gone", pod: "gone"}
+	keep.mustAdd(t)
+	gone.mustAdd(t)
+	gc := map[string]any{}
+	_ = json.Unmarshal(conf, &gc)
+	gc["cni.dev/valid-attachments"] = []types.GCAttachment{{ContainerID: "c-keep", IfName: "net1"}}
+	b, _ := json.Marshal(gc)
+	args := &skel.CmdArgs{StdinData: b}
+	if err := cni.GC(args); err != nil {
+		t.Fatal(err)
+	}
+	got := ippool(t, "gcnet-10.67.0.0-24").Spec.Allocations
+	if len(got) != 1 || got["1"].ContainerID != "c-keep" {
+		t.Errorf("after GC: %v, want c-keep's only", got)
+	}
+	if _, ok := reservation(t, "gcnet-10.67.0.2"); ok {
+		t.Errorf("GC left the reservation of c-gone")
+	}
+}
+
+// TestNodeSlice: the node's slice of the NodeSlicePool, whereabouts' per-node pool name,
+// the range's prefix length in the result; a node without a slice is told so.
+func TestNodeSlice(t *testing.T) {
+	ctx := context.Background()
+	nsp := &wbv1.NodeSlicePool{}
+	nsp.Name, nsp.Namespace = "slicenet", poolNS
+	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.68.0.0/24", SliceSize: "/26"}
+	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-a", SliceRange: "10.68.0.0/26"}, {NodeName: "node-b", SliceRange: "10.68.0.64/26"}}
+	if err := k8s.Create(ctx, nsp); err != nil {
+		t.Fatal(err)
+	}
+	conf := netConf("1.0.0", "slicenet", `"range":"10.68.0.0/24","node_slice_size":"/26"`)
+	t.Setenv("NODENAME", "node-b")
+	if got := addrs(attachment{conf: conf, container: "c-slice", pod: "slice"}.mustAdd(t)); got[0] != "10.68.0.65/24" {
+		t.Errorf("ADD on node-b gave %v, want the first of its slice with the range's prefix", got)
+	}
+	if got := ippool(t, "slicenet-node-b-10.68.0.64-26").Spec.Allocations; len(got) != 1 || got["1"].ContainerID != "c-slice" {
+		t.Errorf("node-b's pool: %v", got)
+	}
+	t.Setenv("NODENAME", "node-c")
+	_, _, err := attachment{conf: conf, container: "c-slice-c", pod: "slice-c"}.add()
+	if err == nil || !strings.Contains(err.Error(), "node node-c has no slice") {
+		t.Errorf("node without slice: %v", err)
+	}
+}
+
+// TestUnreachableAPIServer: the ADD fails by its timeout and leaves no record behind.
+func TestUnreachableAPIServer(t *testing.T) {
+	t.Setenv("NODENAME", "node-u")
+	kc := t.TempDir() + "/kubeconfig"
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":"down","type":"bridge","ipam":{"type":"rackwire","range":"10.69.0.0/24",`+
+		`"kubernetes":{"kubeconfig":%q},"state_dir":%q,"timeout":"1s"}}`, kc, stateDir)
+	_, _, err := attachment{conf: conf, container: "c-down", pod: "down"}.add()
+	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
+		t.Fatalf("ADD with no apiserver: %v", err)
+	}
+	entries, _ := os.ReadDir(stateDir + "/node-u/down")
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left a record: %s", e.Name())
+		}
+	}
+}
+
+// TestConcurrentAcrossNodes: separate plugin processes on three nodes, one pool (no node
+// slices): every address once, every reservation matching the pool.
+func TestConcurrentAcrossNodes(t *testing.T) {
+	conf := netConf("1.0.0", "conc", `"range":"10.70.0.0/24"`)
+	const n = 24
+	type out struct {
+		addr string
+		err  error
+	}
+	results := make(chan out, n)
+	for i := range n {
+		go func() {
+			stdout, err := runPlugin("ADD", conf, fmt.Sprintf("c-conc-%d", i), fmt.Sprintf("node-%d", i%3), "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+fmt.Sprintf("conc-%d", i))
+			if err != nil {
+				results <- out{err: err}
+				return
+			}
+			r := &current.Result{}
+			if err := json.Unmarshal(stdout, r); err != nil || len(r.IPs) != 1 {
+				results <- out{err: fmt.Errorf("result %s: %v", stdout, err)}
+				return
+			}
+			results <- out{addr: r.IPs[0].Address.IP.String()}
+		}()
+	}
+	seen := map[string]bool{}
+	for range n {
+		o := <-results
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if seen[o.addr] {
+			t.Fatalf("%s handed out twice", o.addr)
+		}
+		seen[o.addr] = true
+	}
+	pool := ippool(t, "conc-10.70.0.0-24")
+	if len(pool.Spec.Allocations) != n {
+		t.Errorf("pool holds %d allocations, want %d", len(pool.Spec.Allocations), n)
+	}
+	for key := range pool.Spec.Allocations {
+		a, err := cni.AtOffset(netip.MustParsePrefix("10.70.0.0/24"), key)
+		if err != nil || !seen[a.String()] {
+			t.Errorf("pool entry %s (%v) is no ADD's", key, a)
+		}
+		if _, ok := reservation(t, cni.ReservationName("conc", a)); !ok {
+			t.Errorf("%s has no reservation", a)
+		}
+	}
+}

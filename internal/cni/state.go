@@ -1,0 +1,177 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// record is what rackwire on this node wrote for one attachment (container, interface):
+// written before each reservation is created, so that DEL and GC can undo an ADD that was
+// cut short anywhere, and only what this node's rackwire wrote.
+type record struct {
+	ContainerID string  `json:"containerID"`
+	IfName      string  `json:"ifName"`
+	PodRef      string  `json:"podRef,omitempty"`
+	Claim       string  `json:"claim,omitempty"`
+	Entries     []entry `json:"entries,omitempty"`
+}
+
+// entry is one address of an attachment: its pool and its reservation.
+type entry struct {
+	Pool        string `json:"pool"`
+	Range       string `json:"range"`
+	Address     string `json:"address"`
+	Reservation string `json:"reservation"`
+}
+
+// state is the node-local directory of one network: <state_dir>/<node>/<network>/. The node
+// is part of the path so simulated nodes sharing a machine keep apart.
+type state struct {
+	dir  string
+	lock *os.File
+}
+
+func openState(c *Config, node string) (*state, error) {
+	dir := filepath.Join(c.StateDir, safeName(node), safeName(c.Name))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	return &state{dir: dir}, nil
+}
+
+// Lock queues this process behind every other ADD, DEL and GC of the network on this node.
+func (s *state) Lock() error {
+	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("state lock: %w", err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("state lock: %w", err)
+	}
+	s.lock = f
+	return nil
+}
+
+func (s *state) Unlock() {
+	if s.lock != nil {
+		_ = s.lock.Close()
+		s.lock = nil
+	}
+}
+
+func (s *state) path(containerID, ifName string) string {
+	return filepath.Join(s.dir, safeName(containerID)+"_"+safeName(ifName))
+}
+
+// load returns the attachment's record, nil when there is none.
+func (s *state) load(containerID, ifName string) (*record, error) {
+	b, err := os.ReadFile(s.path(containerID, ifName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &record{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("state record %s: %w", s.path(containerID, ifName), err)
+	}
+	return r, nil
+}
+
+// save writes r atomically: a crash leaves the old record or the new one.
+func (s *state) save(r *record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	p := s.path(r.ContainerID, r.IfName)
+	tmp := p + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+func (s *state) remove(containerID, ifName string) error {
+	err := os.Remove(s.path(containerID, ifName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// all returns every record of the network on this node.
+func (s *state) all() ([]*record, error) {
+	des, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*record
+	for _, de := range des {
+		n := de.Name()
+		if strings.HasPrefix(n, ".") || strings.HasSuffix(n, ".tmp") || de.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(s.dir, n))
+		if err != nil {
+			return nil, err
+		}
+		r := &record{}
+		if err := json.Unmarshal(b, r); err != nil {
+			return nil, fmt.Errorf("state record %s: %w", n, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// safeName keeps a path element a single element.
+func safeName(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return strings.NewReplacer("/", "_", "\x00", "_", "..", "__").Replace(s)
+}
