@@ -15,7 +15,9 @@ COPY . .
 # GOARCH is left to the build platform when TARGETARCH is empty (plain `docker build`), and
 # set by `docker buildx build --platform` for other architectures.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -o manager ./cmd/manager
+    go build -trimpath -o manager ./cmd/manager \
+    && CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
+    go build -trimpath -o rackwire-cni ./cmd/cni
 
 # The runtime: the manager drives switches through Ansible (the network-runner role, which
 # python3-network-runner installs into /etc/ansible/roles/network-runner), over ssh with
@@ -44,6 +46,8 @@ RUN groupadd --gid 65532 rackwire \
         --shell /usr/sbin/nologin rackwire
 
 COPY --from=builder /workspace/manager /manager
+# The CNI plugin and its installer (config/cni's DaemonSet runs `/rackwire-cni install`).
+COPY --from=builder /workspace/rackwire-cni /rackwire-cni
 USER 65532:65532
 
 # tini is PID 1: it forwards signals to the manager and reaps the ansible-playbook and ssh

@@ -91,8 +91,9 @@ bench: envtest cni-bins ## Benchmarks: pure ones, IPAM throughput, switch batchi
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the manager binary.
+build: manifests generate fmt vet ## Build the manager binary and the CNI plugin (bin/rackwire).
 	$(GO) build -o $(LOCALBIN)/manager ./cmd/manager
+	$(GO) build -o $(LOCALBIN)/rackwire ./cmd/cni
 
 .PHONY: run
 run: manifests generate fmt vet ## Run the manager against the cluster of your current kubeconfig (webhooks off).
@@ -129,6 +130,7 @@ uninstall: manifests kustomize ## Remove our CRDs (and every object of them) fro
 .PHONY: deploy
 deploy: manifests kustomize ## Deploy the operator (needs cert-manager) with image IMG.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	cd config/cni && $(KUSTOMIZE) edit set image controller=$(IMG)
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
