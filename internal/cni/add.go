@@ -184,6 +184,13 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.cfg.WhereaboutsLease {
+		giveBack, err := c.takeLease(ctx, c.leaseName(targets))
+		if err != nil {
+			return nil, err
+		}
+		defer giveBack()
+	}
 	rec, err := c.st.load(c.containerID, c.ifName)
 	if err != nil {
 		return nil, err

@@ -89,6 +89,9 @@ type Config struct {
 	// SleepForRace is whereabouts' sleep_for_race: seconds between reserving an address and
 	// recording it in the pool, for tests that cut the apiserver off mid-ADD.
 	SleepForRace int
+	// WhereaboutsLease takes whereabouts' Lease for every verb: for networks shared with
+	// whereabouts binaries.
+	WhereaboutsLease bool
 	// FlatFile is the flat file whose keys were merged, if any.
 	FlatFile string
 }
@@ -116,7 +119,7 @@ var ipamKeys = map[string]bool{
 	"leader_lease_duration": true, "leader_renew_deadline": true, "leader_retry_period": true,
 	"reconciler_cron_expression": true, "sleep_for_race": true, "datastore": true,
 	// rackwire's own.
-	"allowPersistentIPs": true, "state_dir": true, "timeout": true,
+	"allowPersistentIPs": true, "state_dir": true, "timeout": true, "whereabouts_lease": true,
 }
 
 var rangeKeys = map[string]bool{"range": true, "range_start": true, "range_end": true, "exclude": true}
@@ -247,7 +250,8 @@ func (c *Config) read(k map[string]json.RawMessage) error {
 		{"addresses", &addresses, "a list of {address, gateway}"}, {"log_file", &c.LogFile, "a string"},
 		{"enable_overlapping_ranges", &ovl, "true or false"}, {"datastore", &datastore, "a string"},
 		{"allowPersistentIPs", &persistent, "true or false"}, {"state_dir", &c.StateDir, "a string"},
-		{"timeout", &timeout, "a duration such as \"30s\""}, {"sleep_for_race", &c.SleepForRace, "a number of seconds"}, {"ipRanges", &ranges, "a list of ranges"},
+		{"timeout", &timeout, "a duration such as \"30s\""}, {"sleep_for_race", &c.SleepForRace, "a number of seconds"},
+		{"whereabouts_lease", &c.WhereaboutsLease, "true or false"}, {"ipRanges", &ranges, "a list of ranges"},
 	} {
 		if err := decode(k, p, d.key, d.to, d.want); err != nil {
 			return err

@@ -57,6 +57,13 @@ func Del(args *skel.CmdArgs) error {
 		case ctx.Err() != nil:
 			return err
 		}
+		if c.cfg.WhereaboutsLease {
+			giveBack, err := c.takeLease(ctx, c.leaseName(targets))
+			if err != nil {
+				return err
+			}
+			defer giveBack()
+		}
 	}
 	return c.release(ctx, rec)
 }

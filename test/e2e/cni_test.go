@@ -46,13 +46,12 @@ import (
 // plugins runs cnitool with rackwire's plugin, the reference bridge plugin and the
 // whereabouts binary, as a node's runtime does.
 type plugins struct {
-	path, confDir, rackwire string
+	path, bins, confDir, rackwire string
 }
 
 // run runs cnitool verb on network for the pod on node; stdout is its result.
 func (p plugins) run(verb, network, node string, pod netns) (string, string, error) {
-	cmd := exec.Command("cnitool", verb, network, pod.path())
-	cmd.Path = filepath.Join(strings.Split(p.path, ":")[1], "cnitool")
+	cmd := exec.Command(filepath.Join(p.bins, "cnitool"), verb, network, pod.path())
 	cmd.Env = append(os.Environ(), "CNI_PATH="+p.path, "NETCONFPATH="+p.confDir, "NODENAME="+node, "CNI_IFNAME=net1",
 		"CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME="+string(pod))
 	var out, errOut bytes.Buffer
@@ -93,8 +92,20 @@ func (p plugins) ipamOnly(verb, network, node string, pod netns) (string, error)
 	return string(out), err
 }
 
-// netConfOf writes a bridge network with the given ipam section.
+// write writes a bridge network with the given ipam section. The bridge is made first with
+// a fixed MAC: otherwise Linux gives it the lowest MAC of its ports, which changes as pods
+// join, and the bridge plugin's CHECK compares it with the one cached at ADD.
 func (p plugins) write(name, bridge, ipam string) {
+	if exec.Command("ip", "link", "show", bridge).Run() != nil {
+		for _, args := range [][]string{
+			{"link", "add", bridge, "type", "bridge"},
+			{"link", "set", bridge, "address", fmt.Sprintf("02:00:00:00:00:%02x", len(bridge)+int(bridge[len(bridge)-1]))},
+			{"link", "set", bridge, "up"},
+		} {
+			out, err := exec.Command("ip", args...).CombinedOutput()
+			ExpectWithOffset(1, err).NotTo(HaveOccurred(), string(out))
+		}
+	}
 	conf := fmt.Sprintf(`{"cniVersion":"1.1.0","name":%q,"type":"bridge","bridge":%q,"isGateway":false,"ipMasq":false,"ipam":%s}`, name, bridge, ipam)
 	ExpectWithOffset(1, os.WriteFile(filepath.Join(p.confDir, name+".conf"), []byte(conf), 0o600)).To(Succeed())
 }
@@ -127,7 +138,7 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		build.Dir = root
 		b, err := build.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(b))
-		tool.path = own + ":" + bins
+		tool.path, tool.bins = own+":"+bins, bins
 
 		env, err = devenv.Start(ctx, devenv.Options{Root: root, Dir: filepath.Join(dir, "dev"), Manager: manager, Log: GinkgoWriter,
 			ManagerArgs: []string{"--nodeslice-namespace=kube-system", "--nodeslice-release-grace=2s"}})
@@ -292,7 +303,7 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		tool.add("rw-cni-tiny", "rw-node-a", newPod("rw-tiny-1"))
 		out, log, err := tool.run("add", "rw-cni-tiny", "rw-node-a", newPod("rw-tiny-2"))
 		Expect(err).To(HaveOccurred(), out)
-		Expect(out + log).To(And(ContainSubstring(`network \"rw-cni-tiny\", node rw-node-a: no free address in 10.81.0.0/30`)))
+		Expect(out + log).To(ContainSubstring(`network "rw-cni-tiny", node rw-node-a: no free address in 10.81.0.0/30`))
 	})
 
 	It("never hands out one address twice when whereabouts v0.9.4 and rackwire share a network and node", func() {
@@ -300,7 +311,9 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		flat := filepath.Join(dir, "whereabouts.conf")
 		Expect(os.WriteFile(flat, fmt.Appendf(nil, `{"kubernetes":{"kubeconfig":%q}}`, env.Kubeconfig), 0o600)).To(Succeed())
 		tool.write("rw-mixed-wb", "rwcnim", fmt.Sprintf(`{"type":"whereabouts","range":"10.82.0.0/24","network_name":"rw-mixed","configuration_path":%q}`, flat))
-		tool.write("rw-mixed-rw", "rwcnim", ipam(`,"range":"10.82.0.0/24","network_name":"rw-mixed"`))
+		// whereabouts_lease: rackwire takes whereabouts' Lease on this shared network, so the
+		// whereabouts binary's check-then-write never meets a rackwire reservation midway.
+		tool.write("rw-mixed-rw", "rwcnim", ipam(`,"range":"10.82.0.0/24","network_name":"rw-mixed","whereabouts_lease":true`))
 		type got struct {
 			pod netns
 			ips []net.IP

@@ -1,0 +1,110 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// whereabouts binaries decide an address between reading its reservation and writing the
+// pool, trusting their Lease to keep everyone else out meanwhile: on a network they share
+// (ipam key whereabouts_lease), rackwire takes the same Lease, as their leader election
+// does, so their ADDs never fail on rackwire's reservations. Elsewhere it takes none.
+
+// leaseHold is how long a holder may keep the Lease without renewing it: longer than a
+// verb takes, so rackwire never renews; whereabouts' elector honours the holder's duration.
+const leaseHold = 15
+
+// leaseName is whereabouts': one per network, or per node slice pool in node-slice mode.
+func (c *call) leaseName(ts []target) string {
+	if c.cfg.SliceSize != "" && len(ts) > 0 {
+		return ts[0].pool
+	}
+	return "whereabouts"
+}
+
+// takeLease waits for the Lease and takes it; the returned func gives it back.
+func (c *call) takeLease(ctx context.Context, name string) (func(), error) {
+	path := "/apis/coordination.k8s.io/v1/namespaces/" + c.kube.namespace + "/leases/" + name
+	me := c.podRef() + "/" + c.containerID
+	for {
+		now := metav1.NewMicroTime(time.Now())
+		cur := &coordv1.Lease{}
+		err := c.kube.get(ctx, path, cur)
+		switch {
+		case apierrors.IsNotFound(err):
+			l := &coordv1.Lease{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.kube.namespace},
+				Spec:       coordv1.LeaseSpec{HolderIdentity: &me, LeaseDurationSeconds: ptr(int32(leaseHold)), AcquireTime: &now, RenewTime: &now},
+			}
+			if err := c.kube.create(ctx, "/apis/coordination.k8s.io/v1/namespaces/"+c.kube.namespace+"/leases", l, cur); err == nil {
+				return c.giveBack(path, cur), nil
+			} else if !apierrors.IsAlreadyExists(err) {
+				return nil, fmt.Errorf("taking Lease %s: %w", name, err)
+			}
+		case err != nil:
+			return nil, fmt.Errorf("reading Lease %s: %w", name, err)
+		case free(cur, now.Time):
+			cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds = &me, ptr(int32(leaseHold))
+			cur.Spec.AcquireTime, cur.Spec.RenewTime = &now, &now
+			if err := c.kube.do(ctx, "PUT", path, "", cur, cur); err == nil {
+				return c.giveBack(path, cur), nil
+			} else if !apierrors.IsConflict(err) {
+				return nil, fmt.Errorf("taking Lease %s: %w", name, err)
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for Lease %s/%s: %w", c.kube.namespace, name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// free says whether the Lease's holder gave it back or let it lapse.
+func free(l *coordv1.Lease, now time.Time) bool {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+		return true
+	}
+	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return true
+	}
+	return l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second).Before(now)
+}
+
+// giveBack releases the Lease as client-go's elector does on cancel: no holder, a
+// one-second duration.
+func (c *call) giveBack(path string, held *coordv1.Lease) func() {
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), requestWait)
+		defer cancel()
+		empty := ""
+		held.Spec.HolderIdentity, held.Spec.LeaseDurationSeconds = &empty, ptr(int32(1))
+		_ = c.kube.do(ctx, "PUT", path, "", held, nil)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
