@@ -14,13 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package e2e
 
 import (
 	"bytes"
-	"crypto/sha512"
 	"context"
+	"crypto/sha512"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -270,7 +269,7 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 			}
 		}
 		Expect(reservationExists("rw-cni-v4-" + v4[netns("rw-cni-b-0")].String())).To(BeFalse())
-		Expect(reservationExists("rw-cni-v4-" + v4[netns("rw-cni-a-0")].String())).To(BeTrue(), "node a's pods are not node b's to collect")
+		Expect(reservationExists("rw-cni-v4-"+v4[netns("rw-cni-a-0")].String())).To(BeTrue(), "node a's pods are not node b's to collect")
 	})
 
 	It("serves IPv6 and dual-stack networks to pods on three nodes, reachable over the bridge", func() {
