@@ -184,8 +184,8 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.cfg.WhereaboutsLease {
-		giveBack, err := c.takeLease(ctx, c.leaseName(targets))
+	if c.cfg.WhereaboutsLease && len(targets) > 0 {
+		giveBack, err := c.takeLease(ctx, c.leaseName(targets[0].pool))
 		if err != nil {
 			return nil, err
 		}

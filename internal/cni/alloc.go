@@ -146,9 +146,15 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		if err := ctx.Err(); err != nil {
 			return netip.Addr{}, err
 		}
-		pool, err := c.getPool(ctx, t.pool)
-		if err != nil {
-			return netip.Addr{}, err
+		// A repeated ADD (a record exists) and a retry read the pool; a first try may trust
+		// the node's view of it.
+		pool := c.cachedPool(t.pool)
+		if pool == nil || attempt > 0 || len(rec.Entries) > 0 {
+			var err error
+			if pool, err = c.getPool(ctx, t.pool); err != nil {
+				return netip.Addr{}, err
+			}
+			c.cachePool(pool)
 		}
 		if pool != nil {
 			for key, a := range pool.Spec.Allocations {
@@ -196,6 +202,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 			return netip.Addr{}, err
 		}
 		if done {
+			c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
 			return addr, nil
 		}
 		// Someone recorded that address in the pool first (a whereabouts binary between its

@@ -46,19 +46,21 @@ func Del(args *skel.CmdArgs) error {
 		rec = &record{ContainerID: c.containerID, IfName: c.ifName}
 	}
 	if rec.Claim == "" {
-		// Pools this node would use now, for allocations of an ADD that left no record (a
-		// whereabouts binary's, or a node whose state directory was wiped).
-		targets, err := c.targets(ctx)
-		switch {
-		case err == nil:
-			for _, t := range targets {
-				rec.Entries = append(rec.Entries, entry{Pool: t.pool, Range: t.poolRange.String()})
+		if len(rec.Entries) == 0 {
+			// No record: the pools this node would use now, for an allocation made without
+			// one (a whereabouts binary's, or a node whose state directory was wiped).
+			targets, err := c.targets(ctx)
+			switch {
+			case err == nil:
+				for _, t := range targets {
+					rec.Entries = append(rec.Entries, entry{Pool: t.pool, Range: t.poolRange.String()})
+				}
+			case ctx.Err() != nil:
+				return err
 			}
-		case ctx.Err() != nil:
-			return err
 		}
-		if c.cfg.WhereaboutsLease {
-			giveBack, err := c.takeLease(ctx, c.leaseName(targets))
+		if c.cfg.WhereaboutsLease && len(rec.Entries) > 0 {
+			giveBack, err := c.takeLease(ctx, c.leaseName(rec.Entries[0].Pool))
 			if err != nil {
 				return err
 			}
@@ -83,7 +85,36 @@ func (c *call) release(ctx context.Context, rec *record) error {
 	}
 	var free []netip.Addr
 	held := map[netip.Addr]bool{}
+	// The record names each address's pool entry: remove it without reading the pool. A
+	// refused test (the entry absent, or someone else's) sends that pool to the full read.
+	read := map[string]bool{}
+	for _, e := range rec.Entries {
+		a, err := netip.ParseAddr(e.Address)
+		pr, perr := netip.ParsePrefix(e.Range)
+		if err != nil || perr != nil {
+			read[e.Pool] = true
+			continue
+		}
+		key := Offset(pr.Masked(), a)
+		err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", e.Pool), []patchOp{
+			{Op: "test", Path: allocPath(key) + "/id", Value: c.containerID},
+			{Op: "test", Path: allocPath(key) + "/ifname", Value: c.ifName},
+			{Op: "remove", Path: allocPath(key)},
+		})
+		switch {
+		case err == nil:
+			free = append(free, a)
+			c.noteCached(e.Pool, e.Range, key, false)
+		case apierrors.IsInvalid(err), apierrors.IsNotFound(err):
+			read[e.Pool] = true
+		default:
+			return fmt.Errorf("freeing %s in IPPool %s: %w", a, e.Pool, err)
+		}
+	}
 	for _, name := range order {
+		if !read[name] {
+			continue
+		}
 		pool, err := c.getPool(ctx, name)
 		if err != nil {
 			return err
@@ -113,6 +144,7 @@ func (c *call) release(ctx context.Context, rec *record) error {
 			switch {
 			case err == nil, apierrors.IsNotFound(err):
 				free = append(free, addr)
+				c.noteCached(name, pool.Spec.Range, key, false)
 			case apierrors.IsInvalid(err):
 				// Taken over meanwhile (the pod's new sandbox): no longer ours to free.
 				held[addr] = true

@@ -36,9 +36,9 @@ import (
 const leaseHold = 15
 
 // leaseName is whereabouts': one per network, or per node slice pool in node-slice mode.
-func (c *call) leaseName(ts []target) string {
-	if c.cfg.SliceSize != "" && len(ts) > 0 {
-		return ts[0].pool
+func (c *call) leaseName(pool string) string {
+	if c.cfg.SliceSize != "" && pool != "" {
+		return pool
 	}
 	return "whereabouts"
 }

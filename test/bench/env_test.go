@@ -27,7 +27,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -214,63 +213,10 @@ func (e *env) peakMiB() float64 {
 	return 0
 }
 
-var requestLine = regexp.MustCompile(`^apiserver_request_total\{(.*)\} ([0-9.e+]+)$`)
-var labelRe = regexp.MustCompile(`(\w+)="([^"]*)"`)
-
-// requests is apiserver_request_total by "VERB resource[/subresource]".
-type requests map[string]float64
-
-func (e *env) requests(ctx context.Context) requests {
-	out := requests{}
-	raw, err := e.kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return out
-	}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		m := requestLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		l := map[string]string{}
-		for _, kv := range labelRe.FindAllStringSubmatch(m[1], -1) {
-			l[kv[1]] = kv[2]
-		}
-		k := l["verb"] + " " + l["resource"]
-		if l["subresource"] != "" {
-			k += "/" + l["subresource"]
-		}
-		if l["code"] == "409" {
-			k += " (409)"
-		}
-		v, _ := strconv.ParseFloat(m[2], 64)
-		out[k] += v
-	}
-	return out
-}
-
-// since is r minus an earlier snapshot.
-func (r requests) since(before requests) requests {
-	out := requests{}
-	for k, v := range r {
-		if d := v - before[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
-}
-
-// writes counts the mutating requests.
-func (r requests) writes() float64 {
-	n := 0.0
-	for k, v := range r {
-		switch strings.Fields(k)[0] {
-		case "POST", "PATCH", "PUT", "DELETE", "APPLY":
-			n += v
-		}
-	}
-	return n
+// requests reads the apiserver's request counters.
+func (e *env) requests(ctx context.Context) controlplane.Requests {
+	r, _ := controlplane.ReadRequests(ctx, e.kube.Discovery().RESTClient())
+	return r
 }
 
 // cpuProfile writes a CPU profile of the manager over the next seconds to path.

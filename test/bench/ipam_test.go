@@ -46,6 +46,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controlplane"
 )
 
 const (
@@ -275,7 +276,7 @@ func measureLimit(ctx context.Context, e *env, n int) (limitResult, error) {
 	if err != nil {
 		return limitResult{}, fmt.Errorf("the limit run: %w", err)
 	}
-	writes := e.requests(ctx).since(before).writes()
+	writes := e.requests(ctx).Since(before).Writes()
 	return limitResult{
 		n: n, seconds: took, writesPerSec: float64(3*n) / took, claimsPerSec: float64(n) / took,
 		apiserverRate: writes / took, cpu: used,
@@ -356,7 +357,7 @@ func runWorkload(ctx context.Context, e *env, w workload) result {
 		}
 		r.peakMiB = e.peakMiB()
 		r.cpu = e.cpuNow().since(cpuBefore)
-		delta := e.requests(ctx).since(before)
+		delta := e.requests(ctx).Since(before)
 		cancel()
 
 		times := bound.times()
@@ -371,7 +372,7 @@ func runWorkload(ctx context.Context, e *env, w workload) result {
 		slices.Sort(lat)
 		r.p50, r.p99 = lat[w.n/2], lat[min(w.n-1, w.n*99/100)]
 		// The harness's own claim creates are not the manager's requests.
-		r.writesPerClaim = (delta.writes() - float64(w.n)) / float64(w.n)
+		r.writesPerClaim = (delta.Writes() - float64(w.n)) / float64(w.n)
 		reads := 0.0
 		conflicts := 0.0
 		for k, v := range delta {
@@ -702,7 +703,7 @@ func waitFor(ctx context.Context, timeout time.Duration, cond func() (bool, erro
 	return fmt.Errorf("timed out after %s (last error: %v)", timeout, last)
 }
 
-func printRequests(name string, n int, r requests) {
+func printRequests(name string, n int, r controlplane.Requests) {
 	keys := make([]string, 0, len(r))
 	for k := range r {
 		keys = append(keys, k)

@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package cni
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+)
+
+// In node-slice mode a node's IPPool is written by that node alone (its rackwire and
+// whereabouts binaries), so each ADD need not read it back: the taken offsets are kept
+// beside the records. A stale view costs nothing but a retry: an address someone else took
+// meanwhile fails its reservation create or the pool patch's test, and the pool is then
+// read again; an address freed elsewhere waits for the next read.
+const poolCacheTTL = 30 * time.Second
+
+type poolCache struct {
+	Range string          `json:"range"`
+	Taken map[string]bool `json:"taken"`
+	Read  time.Time       `json:"read"`
+}
+
+func (s *state) cachePath(pool string) string { return filepath.Join(s.dir, ".pool-"+safeName(pool)) }
+
+// cachedPool is the node's view of pool, nil when there is none worth trusting.
+func (c *call) cachedPool(pool string) *wbv1.IPPool {
+	if c.cfg.SliceSize == "" {
+		return nil
+	}
+	b, err := os.ReadFile(c.st.cachePath(pool))
+	if err != nil {
+		return nil
+	}
+	pc := &poolCache{}
+	if json.Unmarshal(b, pc) != nil || time.Since(pc.Read) > poolCacheTTL || time.Since(pc.Read) < 0 {
+		return nil
+	}
+	p := &wbv1.IPPool{Spec: wbv1.IPPoolSpec{Range: pc.Range, Allocations: map[string]wbv1.IPAllocation{}}}
+	p.Name = pool
+	for k := range pc.Taken {
+		p.Spec.Allocations[k] = wbv1.IPAllocation{}
+	}
+	return p
+}
+
+// cachePool records what a read of the pool showed.
+func (c *call) cachePool(p *wbv1.IPPool) {
+	if c.cfg.SliceSize == "" || p == nil {
+		return
+	}
+	pc := &poolCache{Range: p.Spec.Range, Taken: map[string]bool{}, Read: time.Now()}
+	for k := range p.Spec.Allocations {
+		pc.Taken[k] = true
+	}
+	c.writeCache(p.Name, pc)
+}
+
+// noteCached adds (or drops) an offset in the view, keeping its read time.
+func (c *call) noteCached(pool, rng, key string, taken bool) {
+	if c.cfg.SliceSize == "" {
+		return
+	}
+	b, err := os.ReadFile(c.st.cachePath(pool))
+	pc := &poolCache{}
+	if err != nil || json.Unmarshal(b, pc) != nil {
+		if !taken || !errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		// The pool was just created by this ADD: its whole content is known.
+		pc = &poolCache{Range: rng, Taken: map[string]bool{}, Read: time.Now()}
+	}
+	if taken {
+		pc.Taken[key] = true
+	} else {
+		delete(pc.Taken, key)
+	}
+	c.writeCache(pool, pc)
+}
+
+func (c *call) writeCache(pool string, pc *poolCache) {
+	b, err := json.Marshal(pc)
+	if err != nil {
+		return
+	}
+	_ = writeIfChanged(c.st.cachePath(pool), b, 0o600)
+}

@@ -1,0 +1,341 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controlplane"
+	"github.com/rackwire/rackwire/internal/scheme"
+)
+
+const (
+	poolNS  = "kube-system"
+	nodes   = 10
+	perNode = 16
+)
+
+// plugin is one of the two IPAM binaries under test, on its own network.
+type plugin struct {
+	name, bin, network, rng string
+	conf                    []byte
+}
+
+type bench struct {
+	dir  string
+	c    client.Client
+	kube kubernetes.Interface
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func BenchmarkCNI(b *testing.B) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		b.Skip("KUBEBUILDER_ASSETS is not set: run `make bench`")
+	}
+	logf.SetLogger(logr.Discard())
+	ctx := context.Background()
+	root, err := controlplane.RepoRoot(".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(root, "hack/cni-bins.sh")).Output()
+	if err != nil {
+		b.Fatalf("building the whereabouts binary: %v", err)
+	}
+	bins := strings.TrimSpace(string(out))
+	dir := b.TempDir()
+	rackwire := filepath.Join(dir, "rackwire")
+	build := exec.Command("go", "build", "-o", rackwire, "./cmd/cni")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building the plugin: %v\n%s", err, out)
+	}
+	cp, err := controlplane.New(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cp.WebhookInstallOptions.Paths = nil
+	cfg, err := cp.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cp.Stop() }()
+	be := &bench{dir: dir}
+	if be.c, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
+		b.Fatal(err)
+	}
+	if be.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		b.Fatal(err)
+	}
+	user, err := cp.AddUser(envtest.User{Name: "cni", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	flat := filepath.Join(dir, "whereabouts.conf")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(flat, fmt.Appendf(nil, `{"kubernetes":{"kubeconfig":%q}}`, kubeconfig), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	plugins := []*plugin{
+		{name: "whereabouts v0.9.4", bin: filepath.Join(bins, "whereabouts"), network: "bench-wb", rng: "10.101.0.0/16"},
+		{name: "rackwire", bin: rackwire, network: "bench-rw", rng: "10.102.0.0/16"},
+	}
+	for _, p := range plugins {
+		typ, extra := "whereabouts", fmt.Sprintf(`,"configuration_path":%q`, flat)
+		if p.bin == rackwire {
+			typ, extra = "rackwire", fmt.Sprintf(`,"kubernetes":{"kubeconfig":%q},"state_dir":%q`, kubeconfig, filepath.Join(dir, "state"))
+		}
+		p.conf = fmt.Appendf(nil, `{"cniVersion":"1.0.0","name":%q,"type":"bridge","ipam":{"type":%q,"range":%q,"node_slice_size":"/22","network_name":%q%s}}`,
+			p.network, typ, p.rng, p.network, extra)
+		if err := be.slices(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fill, probes := envInt("BENCH_CNI_FILL", 1000), envInt("BENCH_CNI_PROBES", 50)
+	levels := []int{10, 100, 1000}
+	for i, l := range levels {
+		levels[i] = min(l, fill)
+	}
+	b.ResetTimer()
+	for range b.N {
+		seq := map[string]sequential{}
+		con := map[string]concurrent{}
+		for _, p := range plugins {
+			s, err := be.sequential(ctx, p, levels, probes)
+			if err != nil {
+				b.Fatalf("%s: %v", p.name, err)
+			}
+			seq[p.name] = s
+		}
+		for _, p := range plugins {
+			c, err := be.concurrent(p)
+			if err != nil {
+				b.Fatalf("%s: %v", p.name, err)
+			}
+			con[p.name] = c
+		}
+		report(plugins, levels, seq, con)
+	}
+}
+
+// slices publishes the network's NodeSlicePool with a /22 for each node, as the manager would.
+func (be *bench) slices(ctx context.Context, p *plugin) error {
+	nsp := &wbv1.NodeSlicePool{ObjectMeta: metav1.ObjectMeta{Name: p.network, Namespace: poolNS}}
+	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: p.rng, SliceSize: "/22"}
+	base := strings.TrimSuffix(p.rng, ".0.0/16")
+	for n := range nodes + 1 {
+		nsp.Status.Allocations = append(nsp.Status.Allocations, wbv1.NodeSliceAllocation{NodeName: node(n), SliceRange: fmt.Sprintf("%s.%d.0/22", base, 4*n)})
+	}
+	return be.c.Create(ctx, nsp)
+}
+
+func node(n int) string { return fmt.Sprintf("bench-node-%d", n) }
+
+// invoke runs one verb of p as a runtime would and returns how long it took.
+func (be *bench) invoke(p *plugin, verb, container, nodeName string) (time.Duration, error) {
+	cmd := exec.Command(p.bin)
+	cmd.Env = append(os.Environ(), "CNI_COMMAND="+verb, "CNI_CONTAINERID="+container, "CNI_NETNS=/var/run/netns/"+container,
+		"CNI_IFNAME=net1", "CNI_PATH="+filepath.Dir(p.bin), "NODENAME="+nodeName,
+		"CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=bench;K8S_POD_NAME="+container)
+	cmd.Stdin = bytes.NewReader(p.conf)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	if err != nil {
+		return took, fmt.Errorf("%s %s on %s: %v: %s %s", verb, container, nodeName, err, strings.TrimSpace(out.String()), tail(errOut.String()))
+	}
+	if verb == "ADD" {
+		var r struct {
+			IPs []json.RawMessage `json:"ips"`
+		}
+		if json.Unmarshal(out.Bytes(), &r) != nil || len(r.IPs) != 1 {
+			return took, fmt.Errorf("ADD %s: result %s", container, out.String())
+		}
+	}
+	return took, nil
+}
+
+func tail(s string) string {
+	if len(s) > 400 {
+		return "..." + s[len(s)-400:]
+	}
+	return s
+}
+
+// sequential is the one-node figures of a plugin.
+type sequential struct {
+	addsPerSecond  float64
+	requestsPerAdd float64
+	p50, p99       map[int]time.Duration
+	fillTime       time.Duration
+}
+
+func (be *bench) sequential(ctx context.Context, p *plugin, levels []int, probes int) (sequential, error) {
+	s := sequential{p50: map[int]time.Duration{}, p99: map[int]time.Duration{}}
+	on := node(nodes) // a node of its own, apart from the concurrent part's
+	have := 0
+	var filling time.Duration
+	var requests float64
+	rc := be.kube.Discovery().RESTClient()
+	for _, level := range levels {
+		before, _ := controlplane.ReadRequests(ctx, rc)
+		for ; have < level; have++ {
+			took, err := be.invoke(p, "ADD", fmt.Sprintf("seq-%d", have), on)
+			if err != nil {
+				return s, err
+			}
+			filling += took
+		}
+		after, _ := controlplane.ReadRequests(ctx, rc)
+		// The harness's own read of the counters is one GET.
+		requests += after.Since(before).Total() - 1
+		if level == levels[len(levels)-1] {
+			s.requestsPerAdd = requests / float64(have)
+			s.addsPerSecond = float64(have) / filling.Seconds()
+			s.fillTime = filling
+		}
+		var adds []time.Duration
+		for i := range probes {
+			id := fmt.Sprintf("probe-%d-%d", level, i)
+			took, err := be.invoke(p, "ADD", id, on)
+			if err != nil {
+				return s, err
+			}
+			adds = append(adds, took)
+			if _, err := be.invoke(p, "DEL", id, on); err != nil {
+				return s, err
+			}
+		}
+		s.p50[level], s.p99[level] = quantile(adds, 0.5), quantile(adds, 0.99)
+	}
+	return s, nil
+}
+
+// concurrent is the ten-node figures of a plugin.
+type concurrent struct {
+	addRate, delRate float64
+	addP99, delP99   time.Duration
+}
+
+func (be *bench) concurrent(p *plugin) (concurrent, error) {
+	var c concurrent
+	for _, verb := range []string{"ADD", "DEL"} {
+		var mu sync.Mutex
+		var took []time.Duration
+		var firstErr error
+		var wg sync.WaitGroup
+		start := time.Now()
+		for n := range nodes {
+			for i := range perNode {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					d, err := be.invoke(p, verb, fmt.Sprintf("con-%d-%d", n, i), node(n))
+					mu.Lock()
+					defer mu.Unlock()
+					took = append(took, d)
+					if err != nil && firstErr == nil {
+						firstErr = err
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if firstErr != nil {
+			return c, firstErr
+		}
+		rate := float64(nodes*perNode) / time.Since(start).Seconds()
+		if verb == "ADD" {
+			c.addRate, c.addP99 = rate, quantile(took, 0.99)
+		} else {
+			c.delRate, c.delP99 = rate, quantile(took, 0.99)
+		}
+	}
+	return c, nil
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*q+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func report(plugins []*plugin, levels []int, seq map[string]sequential, con map[string]concurrent) {
+	fmt.Printf("\nCNI IPAM, node-slice mode, one process per verb (same apiserver, same run)\n\n")
+	fmt.Printf("%-20s", "one node, sequential")
+	for _, l := range levels {
+		fmt.Printf(" | %4d pods p50 / p99   ", l)
+	}
+	fmt.Printf(" | p99 %d/%d | ADDs/s | requests/ADD\n", levels[len(levels)-1], levels[0])
+	for _, p := range plugins {
+		s := seq[p.name]
+		fmt.Printf("%-20s", p.name)
+		for _, l := range levels {
+			fmt.Printf(" | %9s / %9s", ms(s.p50[l]), ms(s.p99[l]))
+		}
+		fmt.Printf(" | %8.2f | %6.1f | %6.1f\n", float64(s.p99[levels[len(levels)-1]])/float64(s.p99[levels[0]]), s.addsPerSecond, s.requestsPerAdd)
+	}
+	fmt.Printf("\n%-20s | ADD/s  | ADD p99   | DEL/s  | DEL p99\n", fmt.Sprintf("%d nodes x %d at once", nodes, perNode))
+	for _, p := range plugins {
+		c := con[p.name]
+		fmt.Printf("%-20s | %6.1f | %9s | %6.1f | %9s\n", p.name, c.addRate, ms(c.addP99), c.delRate, ms(c.delP99))
+	}
+	wb, rw := plugins[0].name, plugins[1].name
+	last, first := levels[len(levels)-1], levels[0]
+	fmt.Printf("\nrackwire p99 at %d pods / at %d: %.2f (goal <= 1.2)\n", last, first, float64(seq[rw].p99[last])/float64(seq[rw].p99[first]))
+	fmt.Printf("rackwire / whereabouts ADDs per second: sequential %.1fx, concurrent %.1fx (goal >= 3)\n",
+		seq[rw].addsPerSecond/seq[wb].addsPerSecond, con[rw].addRate/con[wb].addRate)
+	fmt.Printf("rackwire / whereabouts DELs per second, concurrent: %.1fx\n", con[rw].delRate/con[wb].delRate)
+}

@@ -1,0 +1,29 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package cni benchmarks rackwire's CNI IPAM plugin against the whereabouts v0.9.4 binary in
+// one run, both in node-slice mode against the same local kube-apiserver, both invoked as a
+// runtime invokes them (a process per verb, the configuration on stdin):
+//
+//   - one node, sequential ADDs filling the node's slice to 1,000 pods; at 10, 100 and 1,000
+//     pods on the node, probes of ADD (then DEL, so the count stays) give p50 and p99; the
+//     fill gives ADDs per second and the apiserver's requests per ADD;
+//   - ten nodes, 16 ADDs at once on each: throughput and p99; then the same for DEL.
+//
+// Goals (issue 14): p99 at 1,000 pods within 1.2x of p99 at 10, and at least 3x whereabouts'
+// ADDs per second. Run with `make bench`; BENCH_CNI_FILL changes the fill (default 1000) and
+// BENCH_CNI_PROBES the probes per level (default 50).
+package cni
