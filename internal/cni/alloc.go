@@ -129,13 +129,10 @@ func (c *call) getPool(ctx context.Context, name string) (*wbv1.IPPool, error) {
 	return p, nil
 }
 
-// mine says whether an allocation is this attachment's: the same container and interface,
-// or the same pod and interface (a restarted sandbox, as whereabouts matches).
+// mine says whether a pool entry is this attachment's: its container and interface, the
+// identity of an attachment in CNI.
 func (c *call) mine(a wbv1.IPAllocation) bool {
-	if a.IfName != c.ifName {
-		return false
-	}
-	return a.ContainerID == c.containerID || (c.podRef() != "/" && a.PodRef == c.podRef())
+	return a.ContainerID == c.containerID && a.IfName == c.ifName
 }
 
 func (c *call) podRef() string { return c.podNS + "/" + c.podName }
@@ -171,14 +168,6 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 				}
 				if err := c.reserve(ctx, t, addr); err != nil && !errors.Is(err, errTaken) {
 					return netip.Addr{}, err
-				}
-				if a.ContainerID != c.containerID {
-					if err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
-						{Op: "test", Path: allocPath(key) + "/podref", Value: a.PodRef},
-						{Op: "replace", Path: allocPath(key) + "/id", Value: c.containerID},
-					}); err != nil && !apierrors.IsInvalid(err) {
-						return netip.Addr{}, fmt.Errorf("updating IPPool %s: %w", t.pool, err)
-					}
 				}
 				return addr, nil
 			}
@@ -294,8 +283,13 @@ func (c *call) reserve(ctx context.Context, t target, addr netip.Addr) error {
 	return fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
 }
 
+// ownsReservation says whether a reservation is this attachment's. whereabouts v0.9.4 writes
+// none of the container id: its reservations are matched by pod and interface.
 func (c *call) ownsReservation(o *wbv1.OverlappingRangeIPReservation) bool {
-	return c.mine(wbv1.IPAllocation{ContainerID: o.Spec.ContainerID, PodRef: o.Spec.PodRef, IfName: o.Spec.IfName})
+	if o.Spec.ContainerID == "" {
+		return o.Spec.IfName == c.ifName && o.Spec.PodRef == c.podRef() && c.podName != ""
+	}
+	return o.Spec.ContainerID == c.containerID && o.Spec.IfName == c.ifName
 }
 
 // unreserve deletes addr's reservation if it is this attachment's.

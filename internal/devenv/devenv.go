@@ -119,7 +119,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 
 	e.Kubeconfig = filepath.Join(opts.Dir, "kubeconfig")
-	if err := e.writeKubeconfig(e.Kubeconfig, envtest.User{Name: "dev-admin", Groups: []string{"system:masters"}}); err != nil {
+	if err := e.WriteKubeconfig(e.Kubeconfig, envtest.User{Name: "dev-admin", Groups: []string{"system:masters"}}); err != nil {
 		return nil, err
 	}
 
@@ -156,7 +156,9 @@ func (e *Env) Stop() error {
 	return errors.Join(errs...)
 }
 
-func (e *Env) writeKubeconfig(path string, u envtest.User) error {
+// WriteKubeconfig writes a kubeconfig for a user of the control plane (its name and groups
+// are what RBAC sees).
+func (e *Env) WriteKubeconfig(path string, u envtest.User) error {
 	user, err := e.cp.AddUser(u, nil)
 	if err != nil {
 		return fmt.Errorf("adding user %s: %w", u.Name, err)

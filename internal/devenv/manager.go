@@ -56,7 +56,7 @@ func (e *Env) startManager(ctx context.Context) error {
 		return fmt.Errorf("binding the manager's ClusterRole: %w", err)
 	}
 	kubeconfig := filepath.Join(e.opts.Dir, "manager.kubeconfig")
-	if err := e.writeKubeconfig(kubeconfig, envtest.User{Name: managerUser}); err != nil {
+	if err := e.WriteKubeconfig(kubeconfig, envtest.User{Name: managerUser}); err != nil {
 		return err
 	}
 

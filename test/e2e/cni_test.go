@@ -33,12 +33,15 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/devenv"
 )
 
@@ -120,8 +123,11 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		dir     string
 		cut     *cutter
 	)
+	// The plugin runs as a user with config/cni's ClusterRole only, as the DaemonSet's
+	// service account does.
+	var pluginKubeconfig string
 	ipam := func(extra string) string {
-		return fmt.Sprintf(`{"type":"rackwire","kubernetes":{"kubeconfig":%q},"state_dir":%q%s}`, env.Kubeconfig, filepath.Join(dir, "state"), extra)
+		return fmt.Sprintf(`{"type":"rackwire","kubernetes":{"kubeconfig":%q},"state_dir":%q%s}`, pluginKubeconfig, filepath.Join(dir, "state"), extra)
 	}
 
 	BeforeAll(func() {
@@ -144,6 +150,19 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(env.Stop)
 		admin = env.Client
+		objs, err := controlplane.ReadObjects(filepath.Join(root, "config/cni/role.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		for _, o := range objs {
+			if o.GetKind() == "ClusterRole" {
+				o.SetName("rackwire-cni")
+				Expect(admin.Create(ctx, o)).To(Succeed())
+			}
+		}
+		Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rackwire-cni"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "rackwire-cni"},
+			Subjects: []rbacv1.Subject{{Kind: "User", Name: "rackwire-cni", APIGroup: "rbac.authorization.k8s.io"}}})).To(Succeed())
+		pluginKubeconfig = filepath.Join(dir, "cni.kubeconfig")
+		Expect(env.WriteKubeconfig(pluginKubeconfig, envtest.User{Name: "rackwire-cni"})).To(Succeed())
 		tool.confDir = filepath.Join(dir, "net.d")
 		Expect(os.MkdirAll(tool.confDir, 0o700)).To(Succeed())
 		DeferCleanup(func() {
@@ -356,7 +375,7 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(cut.close)
 		// The plugin's kubeconfig goes through the cutter.
-		raw, err := os.ReadFile(env.Kubeconfig)
+		raw, err := os.ReadFile(pluginKubeconfig)
 		Expect(err).NotTo(HaveOccurred())
 		kc := map[string]any{}
 		Expect(yaml.Unmarshal(raw, &kc)).To(Succeed())
