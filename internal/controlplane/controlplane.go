@@ -36,7 +36,7 @@ var (
 	WebhookDir = "config/webhook"
 	// WebhookFiles are the webhook configurations under WebhookDir.
 	WebhookFiles = []string{"manifests.yaml", "launcherpod.yaml"}
-	SamplesDir = "config/samples"
+	SamplesDir   = "config/samples"
 )
 
 // RepoRoot finds the repository root (the directory holding go.mod) from dir upwards, so

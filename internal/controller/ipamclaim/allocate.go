@@ -38,7 +38,9 @@ const maxTaken = 64
 // errExhausted says a range has no free address; exhausted.rangeIndex says which.
 type errExhausted struct{ rangeIndex int }
 
-func (e errExhausted) Error() string { return fmt.Sprintf("range %d has no free address", e.rangeIndex) }
+func (e errExhausted) Error() string {
+	return fmt.Sprintf("range %d has no free address", e.rangeIndex)
+}
 
 // rangePool is the addresses of a network's range i that may be handed out: range_start to
 // range_end (the whole subnet when unbounded) minus exclude, the gateway, and the network
@@ -157,11 +159,20 @@ func (r *ClaimReconciler) pick(ctx context.Context, sc *scope, n cniconf.Network
 	if err != nil {
 		return netip.Addr{}, err
 	}
+	heldSet := make(map[netip.Addr]struct{}, len(s.held))
 	for _, a := range s.held {
+		heldSet[a] = struct{}{}
 		_ = pool.Reserve(a) // addresses of other ranges or already reserved: nothing to do
 	}
-	for a := range sc.picked {
+	for a, c := range sc.picked {
 		_ = pool.Reserve(a)
+		if c == "" {
+			// Found taken: once the cache shows the holder, the cache holds it (and frees
+			// it when the holder lets go).
+			if _, seen := heldSet[a]; seen {
+				delete(sc.picked, a)
+			}
+		}
 	}
 	a, err := pool.Allocate(ipalloc.Sequential)
 	if errors.Is(err, ipalloc.ErrExhausted) {

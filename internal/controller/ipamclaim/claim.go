@@ -157,7 +157,12 @@ func (r *ClaimReconciler) finish(ctx context.Context, claim *ipamclaimsv1alpha1.
 	if !controllerutil.ContainsFinalizer(claim, Finalizer) || len(claim.Finalizers) > 1 {
 		return nil
 	}
-	n, err := r.release(ctx, claim)
+	// Forgotten before the reservations go, not after: their deletion wakes the claims
+	// waiting for an address, which must find them free. Until the cache shows the
+	// deletion, it shows the reservations, which hold the addresses meanwhile.
+	picked := r.picks.of(claimKey(claim))
+	r.picks.forget(claimKey(claim))
+	n, err := r.release(ctx, claim, picked)
 	if err != nil {
 		return err
 	}
@@ -166,7 +171,6 @@ func (r *ClaimReconciler) finish(ctx context.Context, claim *ipamclaimsv1alpha1.
 	if err := r.Patch(ctx, claim, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	r.picks.forget(claimKey(claim))
 	r.Recorder.Eventf(claim, nil, "Normal", ReasonReleased, "Release", "%d reservation(s) deleted, addresses %v free", n, claim.Status.IPs)
 	return nil
 }
@@ -174,7 +178,7 @@ func (r *ClaimReconciler) finish(ctx context.Context, claim *ipamclaimsv1alpha1.
 // release deletes the claim's reservations: those the apiserver lists with its labels and
 // those this process picked for it (a create whose answer was lost), each only if it still
 // names the claim. NotFound is fine; any other error is retried, never taken as done.
-func (r *ClaimReconciler) release(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim) (int, error) {
+func (r *ClaimReconciler) release(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, picked map[string][]netip.Addr) (int, error) {
 	var list nodeslicev1alpha1.OverlappingRangeIPReservationList
 	if err := r.Live.List(ctx, &list, client.InNamespace(r.Namespace),
 		client.MatchingLabels{LabelClaim: claim.Name, LabelClaimNamespace: claim.Namespace}); err != nil {
@@ -193,7 +197,7 @@ func (r *ClaimReconciler) release(ctx context.Context, claim *ipamclaimsv1alpha1
 		}
 		deleted++
 	}
-	for scope, addrs := range r.picks.of(claimKey(claim)) {
+	for scope, addrs := range picked {
 		for _, a := range addrs {
 			name := cniconf.ReservationName(scope, a)
 			if found[name] {

@@ -133,6 +133,11 @@ func (r *ClaimReconciler) scan(ctx context.Context, n cniconf.Network, claimRef 
 		return s, err
 	}
 	for i := range claims.Items {
+		// A claim being deleted holds its addresses through its reservations, which go
+		// first; its status.ips would keep them past their release.
+		if !claims.Items[i].DeletionTimestamp.IsZero() {
+			continue
+		}
 		for _, ip := range claims.Items[i].Status.IPs {
 			if p, err := netip.ParsePrefix(ip); err == nil {
 				s.held = append(s.held, p.Addr().Unmap())
