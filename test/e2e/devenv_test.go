@@ -20,10 +20,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -92,6 +94,14 @@ var _ = Describe("make dev", Ordered, func() {
 		Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "pool-1"}, pool)).To(Succeed())
 		Expect(pool.Spec.NamePrefix).To(Equal("provisioning"))
 		Expect(recordedPIDs(dir)).To(HaveLen(3), "etcd, kube-apiserver and the manager")
+
+		// The sample VM's claim, allocated by the manager under its own ClusterRole: the
+		// first free address of each range of the sample NAD (gateway and exclusions skipped).
+		Eventually(func(g Gomega) []string {
+			claim := &ipamclaimsv1alpha1.IPAMClaim{}
+			g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "vm-blue.blue"}, claim)).To(Succeed())
+			return claim.Status.IPs
+		}, time.Minute).Should(Equal([]string{"192.168.10.4/24", "fd10::100/64"}))
 	})
 
 	It("serves the manager's webhooks on loopback with a certificate the apiserver trusts", func() {
