@@ -18,8 +18,11 @@ package ipamclaim_test
 
 import (
 	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
+	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -222,5 +225,35 @@ var _ = Describe("A VM on a persistent network", func() {
 		Eventually(gone(claim)).Should(BeTrue())
 		Eventually(func() error { _, err := reservation("10.10.7.1"); return err }).Should(MatchError(ContainSubstring("not found")))
 		Eventually(eventNotes(vmNS, "vm-h")).Should(ContainSubstring("IPAMClaimDeleted: IPAMClaim vm-h.hot deleted: its interface is absent"))
+	})
+
+	It("serves virt-launcher pods only, and refuses one it cannot resolve rather than let it take a new address", func() {
+		hooks := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+		Expect(k8s.List(ctx, hooks)).To(Succeed())
+		var found *admissionregistrationv1.MutatingWebhook
+		for i := range hooks.Items {
+			for j := range hooks.Items[i].Webhooks {
+				if w := &hooks.Items[i].Webhooks[j]; w.Name == "mlauncherpod-v1.kubevirt.rackwire.metal3.io" {
+					found = w
+				}
+			}
+		}
+		Expect(found).NotTo(BeNil())
+		Expect(found.ObjectSelector.MatchLabels).To(Equal(map[string]string{"kubevirt.io": "virt-launcher"}))
+		Expect(*found.FailurePolicy).To(Equal(admissionregistrationv1.Fail))
+		Expect(*found.TimeoutSeconds).To(BeEquivalentTo(3))
+
+		createNAD("orange", "orange-net", true, `"range":"10.10.8.0/24"`)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				GenerateName: "virt-launcher-ghost-", Namespace: vmNS,
+				Labels: map[string]string{"kubevirt.io": "virt-launcher"},
+				Annotations: map[string]string{
+					"kubevirt.io/domain": "ghost", nadv1.NetworkAttachmentAnnot: `[{"name":"orange","namespace":"nets"}]`,
+				},
+			},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "virt-launcher"}}},
+		}
+		Expect(k8s.Create(ctx, pod)).To(MatchError(ContainSubstring("reading VMI vms/ghost of the launcher pod")))
 	})
 })
