@@ -100,11 +100,12 @@ test: manifests generate fmt vet envtest bmo cni-bins ## Unit, envtest and end-t
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench
-bench: envtest cni-bins ## Benchmarks: pure ones, IPAM throughput, switch batching and node slices (against whereabouts) of the built manager against a local apiserver (tables).
+bench: envtest cni-bins ## Benchmarks: pure ones, IPAM throughput, switch batching, node slices (against whereabouts) and a VM burst on a persistent network of the built manager against a local apiserver (tables).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./internal/... -run '^$$' -bench . -benchmem
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench -run '^$$' -bench . -benchtime=1x -timeout 60m
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/switches -run '^$$' -bench . -benchtime=1x -timeout 30m
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/nodeslice -run '^$$' -bench . -benchtime=1x -timeout 60m
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/ipamclaim -run '^$$' -bench . -benchtime=1x -timeout 30m
 
 ##@ Build
 

@@ -80,7 +80,7 @@ func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamclaimsv1alpha
 		}
 		a, ok := firstIn(pool, s.mine)
 		if !ok {
-			if a, err = r.reserveOne(ctx, claim, n, i); err != nil {
+			if a, err = r.reserveOne(ctx, claim, n, i, s); err != nil {
 				return nil, err
 			}
 		}
@@ -101,11 +101,11 @@ func firstIn(pool *ipalloc.Pool, addrs []netip.Addr) (netip.Addr, bool) {
 // reserveOne picks the claim's address in range i and creates its reservation: the create
 // is the lock (a pod, whereabouts or another claim holding the address answers
 // AlreadyExists, and the next one is tried).
-func (r *ClaimReconciler) reserveOne(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network, i int) (netip.Addr, error) {
+func (r *ClaimReconciler) reserveOne(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network, i int, s seen) (netip.Addr, error) {
 	ref := claimKey(claim)
 	sc := r.picks.scope(n.NetworkName)
 	for range maxTaken {
-		a, err := r.pick(ctx, sc, n, i, ref)
+		a, err := pick(sc, n, i, ref, s)
 		if err != nil {
 			return a, err
 		}
@@ -141,9 +141,12 @@ func (sc *scope) unmark(a netip.Addr) {
 }
 
 // pick returns the claim's unsettled pick in range i if it has one, else the lowest address
-// that neither the cache nor this process knows to be held, noted as the claim's. The
-// scope's lock makes concurrent reconciles of one network pick different addresses.
-func (r *ClaimReconciler) pick(ctx context.Context, sc *scope, n cniconf.Network, i int, ref string) (netip.Addr, error) {
+// that neither the cache (s, read before) nor this process knows to be held, noted as the
+// claim's. The scope's lock makes concurrent reconciles of one network pick different
+// addresses: every address this process picks is in the scope until released, so a cache
+// read taken before the lock misses only other writers' reservations, and for those the
+// create is the lock.
+func pick(sc *scope, n cniconf.Network, i int, ref string, s seen) (netip.Addr, error) {
 	pool, err := rangePool(n, i)
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("range %d: %w", i, err)
@@ -154,10 +157,6 @@ func (r *ClaimReconciler) pick(ctx context.Context, sc *scope, n cniconf.Network
 		if c == ref && pool.Contains(a) {
 			return a, nil
 		}
-	}
-	s, err := r.scan(ctx, n, ref)
-	if err != nil {
-		return netip.Addr{}, err
 	}
 	heldSet := make(map[netip.Addr]struct{}, len(s.held))
 	for _, a := range s.held {

@@ -79,7 +79,9 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		o.StaleRetry = 30 * time.Second
 	}
 	if o.Workers == 0 {
-		o.Workers = 4
+		// A reconcile is mostly apiserver round trips; claims of one network serialise only
+		// on the in-memory pick.
+		o.Workers = 16
 	}
 	if err := indexes(mgr); err != nil {
 		return err
