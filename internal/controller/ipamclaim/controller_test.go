@@ -166,6 +166,11 @@ var _ = Describe("A VM on a persistent network", func() {
 		Expect(allocatedIPs("vm-d.dual")).To(Equal([]string{"10.10.4.12/24", "fd00:4::100/64"}))
 		_, err := reservation("fd00-4--100")
 		Expect(err).NotTo(HaveOccurred())
+
+		By("its spec is immutable: another network takes another claim")
+		claim := getClaim("vm-d.dual")
+		claim.Spec.Network = "blue-net"
+		Expect(k8s.Update(ctx, claim)).To(MatchError(And(ContainSubstring("spec: Forbidden: is immutable"), ContainSubstring("delete the claim and create a new one"))))
 	})
 
 	It("says when a network is exhausted, and allocates once an address is released", func() {

@@ -36,6 +36,7 @@ import (
 	"github.com/rackwire/rackwire/internal/controller/ipamclaim"
 	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/scheme"
+	ipamclaimwebhooks "github.com/rackwire/rackwire/webhooks/ipamclaims/v1alpha1"
 	kubevirtwebhooks "github.com/rackwire/rackwire/webhooks/kubevirt/v1"
 )
 
@@ -84,6 +85,7 @@ var _ = BeforeSuite(func() {
 	// released reservation, a deleted claim), or the test fails.
 	Expect(ipamclaim.SetupWith(mgr, ipamclaim.Options{Namespace: poolNS, ExhaustedRetry: time.Hour, StaleRetry: time.Hour})).To(Succeed())
 	Expect(kubevirtwebhooks.Setup(mgr)).To(Succeed())
+	Expect(ipamclaimwebhooks.Setup(mgr)).To(Succeed())
 	stop, err := controlplane.Run(ctx, mgr, testEnv)
 	Expect(err).NotTo(HaveOccurred())
 	stopMgr = func() { Expect(stop(60 * time.Second)).To(Succeed()) }
