@@ -21,6 +21,11 @@ KUBECTL ?= kubectl
 
 # The CAPI IPAM types we serve; their CRDs are generated from the imported Go types.
 CAPI_IPAM_TYPES := sigs.k8s.io/cluster-api/api/ipam/v1beta2
+# IPAMClaim (k8snetworkplumbingwg/ipamclaims): generated from its types, identical to the
+# module's artifacts/k8s.cni.cncf.io_ipamclaims.yaml but for the controller-gen version.
+IPAMCLAIM_TYPES := github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1
+# KubeVirt's VirtualMachine and VirtualMachineInstance, for the tests and make dev only.
+KUBEVIRT_TYPES := kubevirt.io/api/core/v1
 
 export K8S_VERSION ETCD_VERSION
 
@@ -36,9 +41,22 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen bmo-crds ## Generate CRDs (ours and the external CAPI ones), RBAC and webhook configurations.
+manifests: controller-gen bmo-crds kubevirt-crds ## Generate CRDs (ours and the external CAPI and IPAMClaim ones), RBAC and webhook configurations.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd paths="$(CAPI_IPAM_TYPES)" output:crd:artifacts:config=config/crd/external
+	$(CONTROLLER_GEN) crd paths="$(IPAMCLAIM_TYPES)" output:crd:artifacts:config=config/crd/external
+
+# KubeVirt ships no CRD files in its API module: generate VirtualMachine and
+# VirtualMachineInstance from the Go types (float fields: allowDangerousTypes) into test/crds,
+# with the status subresource the real VirtualMachine CRD has. They pass the client-side
+# apply annotation limit: the control plane creates them, `kubectl apply --server-side` works.
+.PHONY: kubevirt-crds
+kubevirt-crds: controller-gen ## Generate KubeVirt's VM and VMI CRDs into test/crds (tests and make dev only).
+	@tmp=$$(mktemp -d); \
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths="$(KUBEVIRT_TYPES)" output:crd:artifacts:config=$$tmp; \
+	install -m 0644 $$tmp/kubevirt.io_virtualmachineinstances.yaml test/crds/; \
+	{ cat $$tmp/kubevirt.io_virtualmachines.yaml; printf '    subresources:\n      status: {}\n'; } > test/crds/kubevirt.io_virtualmachines.yaml; \
+	rm -rf $$tmp
 
 # BMO's CRDs, exactly as the module ships them, for the test control plane and make dev (never
 # deployed: BMO installs its own). The BMO manager the tests run is built by hack/bmo-bin.sh.
@@ -82,12 +100,13 @@ test: manifests generate fmt vet envtest bmo cni-bins ## Unit, envtest and end-t
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench
-bench: envtest cni-bins ## Benchmarks: pure ones, IPAM throughput, switch batching and node slices (against whereabouts) of the built manager against a local apiserver (tables).
+bench: envtest cni-bins ## Benchmarks: pure ones, IPAM throughput, switch batching, node slices (against whereabouts) and a VM burst on a persistent network of the built manager against a local apiserver (tables).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./internal/... -run '^$$' -bench . -benchmem
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench -run '^$$' -bench . -benchtime=1x -timeout 60m
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/switches -run '^$$' -bench . -benchtime=1x -timeout 30m
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/cni -run '^$$' -bench . -benchtime=1x -timeout 60m
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/nodeslice -run '^$$' -bench . -benchtime=1x -timeout 60m
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/ipamclaim -run '^$$' -bench . -benchtime=1x -timeout 30m
 
 ##@ Build
 

@@ -92,11 +92,12 @@ Try, from another shell:
 
   export KUBECONFIG=%s
   %s get ippools,ipclaims,ipaddresses.ipam.metal3.io,switches,switchports,ipaddressclaims -A
+  %s get ipamclaims -A -o custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,NETWORK:.spec.network,IPS:.status.ips
   %s get crds
   %s explain switchportconfiguration.spec
   %s explain ippool.spec.pools
   %s apply -f config/samples/
 
 Ctrl-C stops everything.
-`, managerLog, kubeconfig, k, k, k, k, k)
+`, managerLog, kubeconfig, k, k, k, k, k, k)
 }

@@ -23,10 +23,13 @@ import (
 
 	"github.com/rackwire/rackwire/internal/controller/hostlink"
 	"github.com/rackwire/rackwire/internal/controller/ipam"
+	"github.com/rackwire/rackwire/internal/controller/ipamclaim"
 	"github.com/rackwire/rackwire/internal/controller/nodeslice"
 	"github.com/rackwire/rackwire/internal/controller/switches"
 	capiipamwebhooks "github.com/rackwire/rackwire/webhooks/capiipam/v1beta2"
 	ipamwebhooks "github.com/rackwire/rackwire/webhooks/ipam/v1alpha1"
+	ipamclaimwebhooks "github.com/rackwire/rackwire/webhooks/ipamclaims/v1alpha1"
+	kubevirtwebhooks "github.com/rackwire/rackwire/webhooks/kubevirt/v1"
 	networkwebhooks "github.com/rackwire/rackwire/webhooks/network/v1alpha1"
 	nodeslicewebhooks "github.com/rackwire/rackwire/webhooks/nodeslice/v1alpha1"
 )
@@ -52,6 +55,7 @@ var areas = []area{
 	{name: "switches", reconcile: switches.Setup, admissions: []setupFunc{networkwebhooks.Setup}},
 	{name: "hostlink", reconcile: hostlink.Setup},
 	{name: "node slices", reconcile: nodeslice.Setup, admissions: []setupFunc{nodeslicewebhooks.Setup}},
+	{name: "persistent IPs", reconcile: ipamclaim.Setup, admissions: []setupFunc{kubevirtwebhooks.Setup, ipamclaimwebhooks.Setup}},
 }
 
 // setupAreas registers every area's reconcilers and, when asked, its webhooks.

@@ -34,7 +34,9 @@ import (
 var (
 	CRDDirs    = []string{"config/crd/bases", "config/crd/external", "test/crds"}
 	WebhookDir = "config/webhook"
-	SamplesDir = "config/samples"
+	// WebhookFiles are the webhook configurations under WebhookDir.
+	WebhookFiles = []string{"manifests.yaml", "launcherpod.yaml"}
+	SamplesDir   = "config/samples"
 )
 
 // RepoRoot finds the repository root (the directory holding go.mod) from dir upwards, so
@@ -71,11 +73,15 @@ func New(root string) (*envtest.Environment, error) {
 	}
 	// Webhook configurations only exist once an area registers a webhook; until then
 	// there is nothing to install.
-	hooks := filepath.Join(root, WebhookDir, "manifests.yaml")
-	if _, err := os.Stat(hooks); err == nil {
-		env.WebhookInstallOptions.Paths = []string{hooks}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("reading webhook configurations: %w", err)
+	// launcherpod.yaml is written by hand: it needs an objectSelector, which controller-gen's
+	// marker cannot say.
+	for _, f := range WebhookFiles {
+		hooks := filepath.Join(root, WebhookDir, f)
+		if _, err := os.Stat(hooks); err == nil {
+			env.WebhookInstallOptions.Paths = append(env.WebhookInstallOptions.Paths, hooks)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("reading webhook configurations: %w", err)
+		}
 	}
 	return env, nil
 }

@@ -30,7 +30,7 @@ const module = "github.com/rackwire/rackwire/"
 
 // The source is read with go/build rather than `go list` so that the test cache sees the
 // files and reruns the test when an import is added.
-var purePackages = []string{"internal/ipalloc", "internal/vlan", "internal/openflow", "internal/slicing", "internal/procstat", "internal/netcli"}
+var purePackages = []string{"internal/ipalloc", "internal/vlan", "internal/openflow", "internal/slicing", "internal/procstat", "internal/netcli", "internal/cniconf"}
 
 func TestPurePackagesImportOnlyTheStandardLibrary(t *testing.T) {
 	root, err := filepath.Abs("../..")

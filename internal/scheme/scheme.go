@@ -16,17 +16,20 @@ limitations under the License.
 
 // Package scheme is the runtime scheme of every API group rackwire reads or writes: the
 // built-in kinds, our own groups, the Cluster API IPAM contract served from our pools, and
-// the NetworkAttachmentDefinitions node slices are read from.
+// the NetworkAttachmentDefinitions node slices are read from, the IPAMClaims of persistent
+// IPs and the KubeVirt VMs they are for.
 // The manager, the local control plane and the tests share it so that none of them misses a
 // group another one knows.
 package scheme
 
 import (
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	virtv1 "kubevirt.io/api/core/v1"
 	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
@@ -44,5 +47,7 @@ func New() *runtime.Scheme {
 	utilruntime.Must(metal3v1alpha1.AddToScheme(s))
 	utilruntime.Must(nodeslicev1alpha1.AddToScheme(s))
 	utilruntime.Must(nadv1.AddToScheme(s))
+	utilruntime.Must(ipamclaimsv1alpha1.AddToScheme(s))
+	utilruntime.Must(virtv1.AddToScheme(s))
 	return s
 }

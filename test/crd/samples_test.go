@@ -60,6 +60,7 @@ var _ = Describe("config/samples", func() {
 			"metal3.io/v1alpha1/Switch", "metal3.io/v1alpha1/AnsibleSwitch",
 			"metal3.io/v1alpha1/SwitchPortConfiguration", "metal3.io/v1alpha1/SwitchResourceLimit", "metal3.io/v1alpha1/HostLink",
 			"k8s.cni.cncf.io/v1/NetworkAttachmentDefinition", "whereabouts.cni.cncf.io/v1alpha1/NodeSlicePool",
+			"kubevirt.io/v1/VirtualMachine",
 		} {
 			Expect(kinds).To(HaveKey(want))
 		}

@@ -24,7 +24,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -92,6 +94,14 @@ var _ = Describe("make dev", Ordered, func() {
 		Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "pool-1"}, pool)).To(Succeed())
 		Expect(pool.Spec.NamePrefix).To(Equal("provisioning"))
 		Expect(recordedPIDs(dir)).To(HaveLen(3), "etcd, kube-apiserver and the manager")
+
+		// The sample VM's claim, allocated by the manager under its own ClusterRole: the
+		// first free address of each range of the sample NAD (gateway and exclusions skipped).
+		Eventually(func(g Gomega) []string {
+			claim := &ipamclaimsv1alpha1.IPAMClaim{}
+			g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "vm-blue.blue"}, claim)).To(Succeed())
+			return claim.Status.IPs
+		}, time.Minute).Should(Equal([]string{"192.168.10.4/24", "fd10::100/64"}))
 	})
 
 	It("serves the manager's webhooks on loopback with a certificate the apiserver trusts", func() {

@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cniconf
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// ReservationName is the name of the OverlappingRangeIPReservation that holds a: whereabouts
+// v0.9.4's NormalizeIP, the address with ":" as "-" (a trailing ":" completed with "0"),
+// prefixed by "<network_name>-" when the ipam configuration sets network_name.
+func ReservationName(networkName string, a netip.Addr) string {
+	s := a.Unmap().String()
+	if strings.HasSuffix(s, ":") {
+		s += "0"
+	}
+	s = strings.ReplaceAll(s, ":", "-")
+	if networkName != "" {
+		s = networkName + "-" + s
+	}
+	return s
+}
+
+// ReservedAddress is the address an OverlappingRangeIPReservation of the network holds,
+// read from its name; false when the name is not one whereabouts gives in that network.
+func ReservedAddress(networkName, objectName string) (netip.Addr, bool) {
+	s := objectName
+	if networkName != "" {
+		var ok bool
+		if s, ok = strings.CutPrefix(s, networkName+"-"); !ok {
+			return netip.Addr{}, false
+		}
+	}
+	a, err := netip.ParseAddr(strings.ReplaceAll(s, "-", ":"))
+	if err != nil || a.Zone() != "" {
+		return netip.Addr{}, false
+	}
+	return a, ReservationName(networkName, a) == objectName
+}

@@ -1,0 +1,175 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ipamclaim
+
+import (
+	"context"
+	"math/big"
+	"net/netip"
+	"strings"
+	"sync"
+
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cniconf"
+)
+
+// picks remembers, per reservation scope (network_name: the networks without one share the
+// unprefixed reservation names, as in whereabouts), the addresses this process picked for
+// a claim: the cache may not show their reservation yet, and a create whose answer did not
+// prove failure is retried with the same address. A pick with no claim is an address found
+// taken (AlreadyExists) that the cache does not show yet.
+type picks struct {
+	mu     sync.Mutex
+	scopes map[string]*scope
+}
+
+type scope struct {
+	mu     sync.Mutex
+	picked map[netip.Addr]string // address -> claim key ("" taken by someone else)
+}
+
+func newPicks() *picks { return &picks{scopes: map[string]*scope{}} }
+
+func (p *picks) scope(networkName string) *scope {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.scopes[networkName]
+	if s == nil {
+		s = &scope{picked: map[netip.Addr]string{}}
+		p.scopes[networkName] = s
+	}
+	return s
+}
+
+// of lists the claim's picks in every scope, with the scope, for its release.
+func (p *picks) of(claim string) map[string][]netip.Addr {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string][]netip.Addr{}
+	for name, s := range p.scopes {
+		s.mu.Lock()
+		for a, c := range s.picked {
+			if c == claim {
+				out[name] = append(out[name], a)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// forget drops the claim's picks once its reservations are gone.
+func (p *picks) forget(claim string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.scopes {
+		s.mu.Lock()
+		for a, c := range s.picked {
+			if c == claim {
+				delete(s.picked, a)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// seen is what the cache says about a network's addresses: every address held (by a
+// reservation, a whereabouts IPPool or a claim's status.ips) and the reservations of one
+// claim.
+type seen struct {
+	held []netip.Addr
+	mine []netip.Addr
+}
+
+// scan reads the cache: the caches are synced before the first reconcile, so a manager
+// that starts holds every claim's addresses (their reservations and status.ips) before it
+// hands out any.
+func (r *ClaimReconciler) scan(ctx context.Context, n cniconf.Network, claimRef string) (seen, error) {
+	var s seen
+	var orips nodeslicev1alpha1.OverlappingRangeIPReservationList
+	if err := r.List(ctx, &orips, client.InNamespace(r.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return s, err
+	}
+	for i := range orips.Items {
+		o := &orips.Items[i]
+		if a, ok := cniconf.ReservedAddress(n.NetworkName, o.Name); ok {
+			s.held = append(s.held, a)
+			if o.Spec.PodRef == claimRef && o.Labels[LabelClaim] != "" {
+				s.mine = append(s.mine, a)
+			}
+		}
+	}
+	var pools nodeslicev1alpha1.IPPoolList
+	if err := r.List(ctx, &pools, client.InNamespace(r.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return s, err
+	}
+	for i := range pools.Items {
+		p := &pools.Items[i]
+		// A named network's pools carry its name first; an unnamed network's may be any.
+		if n.NetworkName != "" && !strings.HasPrefix(p.Name, n.NetworkName+"-") {
+			continue
+		}
+		s.held = append(s.held, poolAddresses(p)...)
+	}
+	var claims ipamclaimsv1alpha1.IPAMClaimList
+	if err := r.List(ctx, &claims, client.MatchingFields{claimNetworkIndex: n.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		return s, err
+	}
+	for i := range claims.Items {
+		// A claim being deleted holds its addresses through its reservations, which go
+		// first; its status.ips would keep them past their release.
+		if !claims.Items[i].DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, ip := range claims.Items[i].Status.IPs {
+			if p, err := netip.ParsePrefix(ip); err == nil {
+				s.held = append(s.held, p.Addr().Unmap())
+			}
+		}
+	}
+	return s, nil
+}
+
+// poolAddresses reads a whereabouts IPPool: allocations keyed by the decimal offset from
+// the network address of spec.range.
+func poolAddresses(p *nodeslicev1alpha1.IPPool) []netip.Addr {
+	r, err := netip.ParsePrefix(strings.TrimSpace(p.Spec.Range))
+	if err != nil {
+		return nil
+	}
+	base := new(big.Int).SetBytes(r.Masked().Addr().AsSlice())
+	size := r.Addr().BitLen() / 8
+	out := make([]netip.Addr, 0, len(p.Spec.Allocations))
+	for k := range p.Spec.Allocations {
+		off, ok := new(big.Int).SetString(k, 10)
+		if !ok || off.Sign() < 0 {
+			continue
+		}
+		v := off.Add(off, base)
+		if v.BitLen() > size*8 {
+			continue
+		}
+		a, ok := netip.AddrFromSlice(v.FillBytes(make([]byte, size)))
+		if ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
+	"gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	virtv1 "kubevirt.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rackwire/rackwire/internal/cniconf"
+	"github.com/rackwire/rackwire/internal/controller/ipamclaim"
+)
+
+// Path is where the launcher-pod webhook is served. Its configuration is
+// config/webhook/launcherpod.yaml, written by hand: controller-gen's webhook marker has no
+// objectSelector, and without one every pod of the cluster would wait on this webhook.
+const Path = "/mutate-kubevirt-io-v1-launcher-pod"
+
+// What marks a virt-launcher pod and names its VMI.
+const (
+	DomainAnnotation = "kubevirt.io/domain"
+	LauncherLabel    = "kubevirt.io"
+	LauncherValue    = "virt-launcher"
+	claimRefKey      = "ipam-claim-reference"
+)
+
+// LauncherPodWebhook adds "ipam-claim-reference: <vm>.<network>" to each network-selection
+// element of a virt-launcher pod whose NAD uses rackwire's IPAM and allows persistent IPs,
+// so that the CNI plugin hands the pod the claim's addresses instead of new ones.
+//
+// Its failure policy is Fail: a launcher pod created without its reference would get a new
+// address, and the VM would come up with an address that is not its own, silently. With
+// Fail, a manager outage delays VM starts and migrations (virt-controller retries the pod
+// with backoff) but never gives a VM a wrong address. The objectSelector confines this to
+// virt-launcher pods, the 3-second timeout bounds the wait, and the handler reads the cache
+// only (the VMI falls back to a live read when the cache has not seen it yet).
+type LauncherPodWebhook struct {
+	Client  client.Reader
+	Live    client.Reader
+	Decoder admission.Decoder
+}
+
+// Handle implements admission.Handler.
+func (w LauncherPodWebhook) Handle(ctx context.Context, req admission.Request) admission.Response {
+	pod := &corev1.Pod{}
+	if err := w.Decoder.Decode(req, pod); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	vmName, ok := pod.Annotations[DomainAnnotation]
+	raw := pod.Annotations[nadv1.NetworkAttachmentAnnot]
+	if !ok || pod.Labels[LauncherLabel] != LauncherValue || strings.TrimSpace(raw) == "" {
+		return admission.Allowed("not a virt-launcher pod with secondary networks")
+	}
+	elems, err := parseElements(raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("annotation %s: %w", nadv1.NetworkAttachmentAnnot, err))
+	}
+	ns := req.Namespace
+	if ns == "" {
+		ns = pod.Namespace
+	}
+	vmi, err := w.vmi(ctx, types.NamespacedName{Namespace: ns, Name: vmName})
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading VMI %s/%s of the launcher pod: %w", ns, vmName, err))
+	}
+	changed := false
+	for _, e := range elems {
+		name, _ := e["name"].(string)
+		nsOf, _ := e["namespace"].(string)
+		if nsOf == "" {
+			nsOf = ns
+		}
+		network, ok := vmiNetwork(vmi, types.NamespacedName{Namespace: nsOf, Name: name})
+		if !ok {
+			continue
+		}
+		persistent, err := w.persistent(ctx, types.NamespacedName{Namespace: nsOf, Name: name})
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		if ref := ipamclaim.ClaimName(vmi.Name, network); persistent && e[claimRefKey] != ref {
+			e[claimRefKey], changed = ref, true
+		}
+	}
+	if !changed {
+		return admission.Allowed("no persistent network")
+	}
+	out, err := json.Marshal(elems)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	key := strings.ReplaceAll(strings.ReplaceAll(nadv1.NetworkAttachmentAnnot, "~", "~0"), "/", "~1")
+	return admission.Patched("IPAMClaim references of the VM's persistent networks",
+		jsonpatch.NewOperation("replace", "/metadata/annotations/"+key, string(out)))
+}
+
+// parseElements reads the networks annotation: a JSON list (what KubeVirt writes; unknown
+// keys are kept as they are) or Multus' "[<namespace>/]<name>[@<interface>]" list.
+func parseElements(raw string) ([]map[string]any, error) {
+	raw = strings.TrimSpace(raw)
+	var elems []map[string]any
+	if strings.HasPrefix(raw, "[") {
+		if err := json.Unmarshal([]byte(raw), &elems); err != nil {
+			return nil, err
+		}
+		return elems, nil
+	}
+	for _, item := range strings.Split(raw, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		e := map[string]any{}
+		if rest, iface, ok := strings.Cut(item, "@"); ok {
+			item, e["interface"] = rest, iface
+		}
+		if ns, name, ok := strings.Cut(item, "/"); ok {
+			e["namespace"], item = ns, name
+		}
+		if item == "" {
+			return nil, errors.New("an element without a network name")
+		}
+		e["name"] = item
+		elems = append(elems, e)
+	}
+	return elems, nil
+}
+
+// vmiNetwork is the logical name of the VMI's multus (non-default) network that uses nad.
+func vmiNetwork(vmi *virtv1.VirtualMachineInstance, nad types.NamespacedName) (string, bool) {
+	for _, n := range vmi.Spec.Networks {
+		if n.Multus == nil || n.Multus.Default {
+			continue
+		}
+		key := types.NamespacedName{Namespace: vmi.Namespace, Name: n.Multus.NetworkName}
+		if ns, name, ok := strings.Cut(n.Multus.NetworkName, "/"); ok {
+			key = types.NamespacedName{Namespace: ns, Name: name}
+		}
+		if key == nad {
+			return n.Name, true
+		}
+	}
+	return "", false
+}
+
+func (w LauncherPodWebhook) vmi(ctx context.Context, key types.NamespacedName) (*virtv1.VirtualMachineInstance, error) {
+	vmi := &virtv1.VirtualMachineInstance{}
+	err := w.Client.Get(ctx, key, vmi)
+	if apierrors.IsNotFound(err) && w.Live != nil {
+		// virt-controller creates the VMI just before its pod: the cache may lag.
+		err = w.Live.Get(ctx, key, vmi)
+	}
+	return vmi, err
+}
+
+// persistent says the NAD uses rackwire's IPAM and allows persistent IPs. A missing NAD is
+// not: Multus fails such a pod anyway, and it is not this webhook's to refuse.
+func (w LauncherPodWebhook) persistent(ctx context.Context, key types.NamespacedName) (bool, error) {
+	nad := &nadv1.NetworkAttachmentDefinition{}
+	if err := w.Client.Get(ctx, key, nad); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	n, err := cniconf.Parse([]byte(nad.Spec.Config))
+	return err == nil && n.PersistentIPs, nil
+}
