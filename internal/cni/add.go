@@ -135,7 +135,7 @@ func nodeName(cfg *Config) (string, error) {
 // wanted is the requested address that falls in r, if any.
 func (c *call) wanted(r Range) netip.Addr {
 	for _, a := range c.requested {
-		if r.Prefix.Contains(a) {
+		if r.Subnet.Contains(a) {
 			return a
 		}
 	}
@@ -161,7 +161,7 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 	for _, a := range c.requested {
 		found := false
 		for _, r := range c.cfg.Ranges {
-			found = found || r.Prefix.Contains(a)
+			found = found || r.Subnet.Contains(a)
 		}
 		if !found {
 			return nil, fmt.Errorf("ips: %s is in none of network %q's ranges", a, c.cfg.Name)
@@ -208,7 +208,7 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 			}
 			return nil, err
 		}
-		res.IPs = append(res.IPs, c.ipConfig(addr, t.rng.Prefix.Bits()))
+		res.IPs = append(res.IPs, c.ipConfig(addr, t.rng.Subnet.Bits()))
 	}
 	for _, s := range c.cfg.Static {
 		res.IPs = append(res.IPs, &current.IPConfig{Address: ipNet(s.Address.Addr(), s.Address.Bits()), Gateway: ip(s.Gateway)})

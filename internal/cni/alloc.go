@@ -49,7 +49,7 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 	if cfg.SliceSize == "" {
 		out := make([]target, len(cfg.Ranges))
 		for i, r := range cfg.Ranges {
-			out[i] = target{rng: r, pool: PoolName(cfg.PoolNetwork(), "", r.Prefix), poolRange: r.Prefix}
+			out[i] = target{rng: r, pool: PoolName(cfg.PoolNetwork(), "", r.Subnet), poolRange: r.Subnet}
 		}
 		return out, nil
 	}

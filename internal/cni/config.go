@@ -29,6 +29,7 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 
+	"github.com/rackwire/rackwire/internal/cniconf"
 	"github.com/rackwire/rackwire/internal/slicing"
 )
 
@@ -50,13 +51,9 @@ var flatFiles = []string{
 	"/host/etc/cni/net.d/whereabouts.d/whereabouts.conf",
 }
 
-// Range is one range of a network: addresses Start..End of Prefix (both bounds optional)
+// Range is one range of a network: addresses Start..End of Subnet (both bounds optional)
 // minus Exclude.
-type Range struct {
-	Prefix     netip.Prefix
-	Start, End netip.Addr
-	Exclude    []netip.Prefix
-}
+type Range = cniconf.Range
 
 // Static is an address of the addresses key, returned as written and never recorded (as
 // whereabouts does).
@@ -323,7 +320,7 @@ func (c *Config) read(k map[string]json.RawMessage) error {
 		g = g.Unmap()
 		found := false
 		for _, r := range c.Ranges {
-			found = found || r.Prefix.Contains(g)
+			found = found || r.Subnet.Contains(g)
 		}
 		if !found {
 			return keyErr(p+".gateway", "%s is in none of the ranges", g)
@@ -351,7 +348,7 @@ func (c *Config) read(k map[string]json.RawMessage) error {
 		if len(c.Ranges) == 0 {
 			return keyErr(p+".node_slice_size", "needs a range to slice")
 		}
-		if _, err := slicing.NewGrid(c.Ranges[0].Prefix, bits); err != nil {
+		if _, err := slicing.NewGrid(c.Ranges[0].Subnet, bits); err != nil {
 			return keyErr(p+".node_slice_size", "%v", err)
 		}
 	}
@@ -378,71 +375,13 @@ func readRange(m map[string]json.RawMessage, path string) (Range, error) {
 	if err := decode(m, path, "exclude", &exclude, "a list of CIDRs"); err != nil {
 		return Range{}, err
 	}
-	var r Range
-	cidr := strings.TrimSpace(rs)
-	if first, rest, ok := strings.Cut(cidr, "-"); ok {
-		// whereabouts' "start-end/len" form.
-		cidr = rest
-		if start == "" {
-			start = first
-		}
-		if end == "" {
-			end, _, _ = strings.Cut(rest, "/")
-		}
-	}
-	p, err := netip.ParsePrefix(cidr)
+	r, err := cniconf.ParseRange(rs, start, end, exclude)
 	if err != nil {
-		return r, keyErr(path+".range", "%q is not a CIDR or start-end/prefix", rs)
-	}
-	if p.Addr().Is4In6() {
-		return r, keyErr(path+".range", "%q: write IPv4 ranges in dotted form", rs)
-	}
-	r.Prefix = p.Masked()
-	for _, b := range []struct {
-		s, key string
-		to     *netip.Addr
-	}{{start, "range_start", &r.Start}, {end, "range_end", &r.End}} {
-		if b.s == "" {
-			continue
-		}
-		a, err := netip.ParseAddr(strings.TrimSpace(b.s))
-		if err != nil {
-			return r, keyErr(path+"."+b.key, "%q is not an IP address", b.s)
-		}
-		a = a.Unmap()
-		if !r.Prefix.Contains(a) {
-			return r, keyErr(path+"."+b.key, "%s is outside %s", a, r.Prefix)
-		}
-		*b.to = a
-	}
-	if r.Start.IsValid() && r.End.IsValid() && r.End.Less(r.Start) {
-		return r, keyErr(path+".range_end", "%s is below range_start %s", r.End, r.Start)
-	}
-	for i, e := range exclude {
-		x, err := parseExclude(e)
-		if err != nil {
-			return r, keyErr(fmt.Sprintf("%s.exclude[%d]", path, i), "%q is not a CIDR or an address", e)
-		}
-		if x.Addr().Is4() != r.Prefix.Addr().Is4() {
-			return r, keyErr(fmt.Sprintf("%s.exclude[%d]", path, i), "%s is not of the range's address family", x)
-		}
-		r.Exclude = append(r.Exclude, x)
+		// cniconf names the key relative to the range: "range_start: ...".
+		key, detail, _ := strings.Cut(err.Error(), ": ")
+		return r, keyErr(path+"."+key, "%s", detail)
 	}
 	return r, nil
-}
-
-// parseExclude reads an exclude entry: a CIDR, or a single address as whereabouts allows.
-func parseExclude(s string) (netip.Prefix, error) {
-	s = strings.TrimSpace(s)
-	if p, err := netip.ParsePrefix(s); err == nil {
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	a = a.Unmap()
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // PoolNetwork is what whereabouts' object names are prefixed with: network_name, empty when

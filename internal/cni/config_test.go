@@ -35,7 +35,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "whereabouts keys", conf: wrap(`,"range":"10.0.0.0/24","range_start":"10.0.0.10","range_end":"10.0.0.20","exclude":["10.0.0.12/31","10.0.0.15"],"gateway":"10.0.0.1","network_name":"n","leader_lease_duration":1500,"enable_overlapping_ranges":true,"log_level":"debug"`),
 			check: func(t *testing.T, c *Config) {
 				r := c.Ranges[0]
-				if r.Prefix.String() != "10.0.0.0/24" || r.Start.String() != "10.0.0.10" || r.End.String() != "10.0.0.20" || len(r.Exclude) != 2 || r.Exclude[1].String() != "10.0.0.15/32" {
+				if r.Subnet.String() != "10.0.0.0/24" || r.Start.String() != "10.0.0.10" || r.End.String() != "10.0.0.20" || len(r.Exclude) != 2 || r.Exclude[1].String() != "10.0.0.15/32" {
 					t.Errorf("range %+v", r)
 				}
 				if c.NetworkName != "n" || c.Gateways[0].String() != "10.0.0.1" || c.Timeout != DefaultTimeout || c.StateDir != DefaultStateDir {
@@ -45,13 +45,13 @@ func TestParseConfig(t *testing.T) {
 		{name: "start-end form", conf: wrap(`,"range":"10.0.0.5-10.0.0.9/24"`),
 			check: func(t *testing.T, c *Config) {
 				r := c.Ranges[0]
-				if r.Prefix.String() != "10.0.0.0/24" || r.Start.String() != "10.0.0.5" || r.End.String() != "10.0.0.9" {
+				if r.Subnet.String() != "10.0.0.0/24" || r.Start.String() != "10.0.0.5" || r.End.String() != "10.0.0.9" {
 					t.Errorf("range %+v", r)
 				}
 			}},
 		{name: "dual-stack, range first", conf: wrap(`,"range":"10.0.0.0/24","ipRanges":[{"range":"fd00::/64","exclude":["fd00::/120"]}]`),
 			check: func(t *testing.T, c *Config) {
-				if len(c.Ranges) != 2 || !c.Ranges[0].Prefix.Addr().Is4() || c.Ranges[1].Prefix.String() != "fd00::/64" {
+				if len(c.Ranges) != 2 || !c.Ranges[0].Subnet.Addr().Is4() || c.Ranges[1].Subnet.String() != "fd00::/64" {
 					t.Errorf("ranges %+v", c.Ranges)
 				}
 			}},

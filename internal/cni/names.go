@@ -20,38 +20,18 @@ import (
 	"fmt"
 	"math/big"
 	"net/netip"
-	"strings"
+
+	"github.com/rackwire/rackwire/internal/cniconf"
 )
 
-// These names are whereabouts v0.9.4's, so both binaries meet on the same objects.
-
-// PoolName names the IPPool of a range (or of a node's slice, node set), as whereabouts'
-// IPPoolName does.
+// PoolName names the IPPool of a range (or of a node's slice, node set), as whereabouts does.
 func PoolName(network, node string, r netip.Prefix) string {
-	name := normalize(r.String())
-	if node != "" {
-		name = node + "-" + name
-	}
-	if network != "" {
-		name = network + "-" + name
-	}
-	return name
+	return cniconf.PoolName(network, node, r)
 }
 
-// ReservationName names an address's OverlappingRangeIPReservation (whereabouts' NormalizeIP).
+// ReservationName names an address's OverlappingRangeIPReservation, as whereabouts does.
 func ReservationName(network string, a netip.Addr) string {
-	name := normalize(a.String())
-	if network != "" {
-		name = network + "-" + name
-	}
-	return name
-}
-
-func normalize(s string) string {
-	if strings.HasSuffix(s, ":") {
-		s += "0"
-	}
-	return strings.NewReplacer(":", "-", "/", "-").Replace(s)
+	return cniconf.ReservationName(network, a)
 }
 
 // Offset is a's distance from the pool's network address, the key of spec.allocations.

@@ -86,7 +86,7 @@ func Check(args *skel.CmdArgs) error {
 
 func (c *call) inRanges(a netip.Addr) bool {
 	for _, r := range c.cfg.Ranges {
-		if r.Prefix.Contains(a) {
+		if r.Subnet.Contains(a) {
 			return true
 		}
 	}

@@ -133,7 +133,7 @@ func Parse(config []byte) (Network, error) {
 		return n, fmt.Errorf("%s.range: neither range nor ipRanges is set", path)
 	}
 	for i, c := range confs {
-		r, err := readRange(c)
+		r, err := ParseRange(c.Range, c.RangeStart, c.RangeEnd, c.Exclude)
 		if err != nil {
 			return n, fmt.Errorf("%s.%w", paths[i], err)
 		}
@@ -142,7 +142,10 @@ func Parse(config []byte) (Network, error) {
 	return n, nil
 }
 
-func readRange(c rangeConf) (Range, error) {
+// ParseRange reads one range as whereabouts' keys give it (range as a CIDR or "start-end/len",
+// range_start, range_end, exclude); an error names the key, relative to the range.
+func ParseRange(rng, start, end string, exclude []string) (Range, error) {
+	c := rangeConf{Range: rng, RangeStart: start, RangeEnd: end, Exclude: exclude}
 	var r Range
 	cidr := c.Range
 	if first, rest, ok := strings.Cut(c.Range, "-"); ok {

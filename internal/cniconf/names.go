@@ -52,3 +52,24 @@ func ReservedAddress(networkName, objectName string) (netip.Addr, bool) {
 	}
 	return a, ReservationName(networkName, a) == objectName
 }
+
+// PoolName names the whereabouts IPPool of a range, or of a node's slice of it (node set),
+// as whereabouts v0.9.4's IPPoolName does.
+func PoolName(networkName, node string, r netip.Prefix) string {
+	name := NormalizeRange(r.String())
+	if node != "" {
+		name = node + "-" + name
+	}
+	if networkName != "" {
+		name = networkName + "-" + name
+	}
+	return name
+}
+
+// NormalizeRange is whereabouts' normalizeRange: a CIDR as a name part.
+func NormalizeRange(r string) string {
+	if strings.HasSuffix(r, ":") {
+		r += "0"
+	}
+	return strings.NewReplacer(":", "-", "/", "-").Replace(r)
+}

@@ -19,33 +19,26 @@ package slicing
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/rackwire/rackwire/internal/cniconf"
 )
 
 // PoolName is the name whereabouts gives node's IPPool of slice in node-slice mode:
 // <network_name>-<node>-<slice>, or <node>-<slice> without network_name, the slice with
 // ":" and "/" as "-".
 func (n Network) PoolName(node string, slice netip.Prefix) string {
-	name := node + "-" + normalizeRange(slice.String())
 	if n.Named {
-		name = n.Name + "-" + name
+		return cniconf.PoolName(n.Name, node, slice)
 	}
-	return name
+	return cniconf.PoolName("", node, slice)
 }
 
 // NodeOfPool is the node whose IPPool (name, range) is in this network, if its name is one
 // whereabouts gives in node-slice mode.
 func (n Network) NodeOfPool(name, poolRange string) (string, bool) {
-	rest, ok := strings.CutSuffix(name, "-"+normalizeRange(poolRange))
+	rest, ok := strings.CutSuffix(name, "-"+cniconf.NormalizeRange(poolRange))
 	if n.Named && ok {
 		rest, ok = strings.CutPrefix(rest, n.Name+"-")
 	}
 	return rest, ok && rest != ""
-}
-
-// normalizeRange is whereabouts' normalizeRange.
-func normalizeRange(r string) string {
-	if strings.HasSuffix(r, ":") {
-		r += "0"
-	}
-	return strings.NewReplacer(":", "-", "/", "-").Replace(r)
 }

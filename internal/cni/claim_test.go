@@ -1,0 +1,131 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	ipamclaims "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+)
+
+// launcher creates a pod whose network-selection element names claim.
+func launcher(t *testing.T, name, elements string) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "tenant",
+		Annotations: map[string]string{"k8s.v1.cni.cncf.io/networks": elements}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "virt-launcher"}}}}
+	if err := k8s.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func claimWithIPs(t *testing.T, name, network string, ips ...string) *ipamclaims.IPAMClaim {
+	t.Helper()
+	ctx := context.Background()
+	c := &ipamclaims.IPAMClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "tenant"},
+		Spec: ipamclaims.IPAMClaimSpec{Network: network, Interface: "net1"}}
+	if err := k8s.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if len(ips) > 0 {
+		setClaimIPs(t, c, ips...)
+	}
+	return c
+}
+
+func setClaimIPs(t *testing.T, c *ipamclaims.IPAMClaim, ips ...string) {
+	t.Helper()
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), c); err != nil {
+		t.Error(err)
+		return
+	}
+	c.Status.IPs = ips
+	if err := k8s.Status().Update(context.Background(), c); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestPersistentIPs: the claim's addresses on ADD (waiting for them), the same on a new
+// launcher pod, none of them freed by DEL or GC, and plain pods never given them.
+func TestPersistentIPs(t *testing.T) {
+	t.Setenv("NODENAME", "node-p")
+	conf := netConf("1.1.0", "persist", `"range":"10.71.0.0/24"`, `"allowPersistentIPs":true`)
+	claimWithIPs(t, "vm1.pnet", "persist", "10.71.0.1/24")
+	// The manager's reservation of the claim's address, as it writes it.
+	orip := &wbv1.OverlappingRangeIPReservation{ObjectMeta: metav1.ObjectMeta{Name: "persist-10.71.0.1", Namespace: poolNS},
+		Spec: wbv1.OverlappingRangeIPReservationSpec{PodRef: "tenant/vm1.pnet"}}
+	if err := k8s.Create(context.Background(), orip); err != nil {
+		t.Fatal(err)
+	}
+	launcher(t, "virt-launcher-vm1-a", `[{"name":"pnet","namespace":"tenant","ipam-claim-reference":"vm1.pnet"}]`)
+	vm := attachment{conf: conf, container: "c-vm1-a", pod: "virt-launcher-vm1-a"}
+	if got := addrs(vm.mustAdd(t)); len(got) != 1 || got[0] != "10.71.0.1/24" {
+		t.Fatalf("launcher pod got %v, want the claim's 10.71.0.1/24", got)
+	}
+	// A plain pod on the network: the claim's address is not its.
+	plain := attachment{conf: conf, container: "c-plain", pod: "plain"}
+	launcher(t, "plain", `[{"name":"pnet","namespace":"tenant"}]`)
+	if got := addrs(plain.mustAdd(t)); got[0] == "10.71.0.1/24" {
+		t.Fatalf("a plain pod got the claim's address")
+	}
+	// Live migration: a second launcher pod holds the claim at the same time.
+	launcher(t, "virt-launcher-vm1-b", `[{"name":"pnet","namespace":"tenant","interface":"net1","ipam-claim-reference":"vm1.pnet"}]`)
+	target := attachment{conf: conf, container: "c-vm1-b", pod: "virt-launcher-vm1-b"}
+	if got := addrs(target.mustAdd(t)); got[0] != "10.71.0.1/24" {
+		t.Fatalf("migration target got %v", got)
+	}
+	for _, a := range []attachment{vm, target} {
+		if err := a.del(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ippool(t, "persist-10.71.0.0-24").Spec.Allocations; len(got) != 1 {
+		t.Errorf("DEL of launcher pods changed the pool: %v", got)
+	}
+
+	// A claim the manager has not filled yet: ADD waits for it.
+	c := claimWithIPs(t, "vm2.pnet", "persist")
+	launcher(t, "virt-launcher-vm2", `[{"name":"pnet","namespace":"tenant","ipam-claim-reference":"vm2.pnet"}]`)
+	go func() {
+		time.Sleep(time.Second)
+		setClaimIPs(t, c, "10.71.0.200/24")
+	}()
+	if got := addrs(attachment{conf: conf, container: "c-vm2", pod: "virt-launcher-vm2"}.mustAdd(t)); got[0] != "10.71.0.200/24" {
+		t.Errorf("waiting ADD got %v", got)
+	}
+
+	// A reference to another network's claim is refused.
+	claimWithIPs(t, "vm3.other", "other-net", "10.99.0.1/24")
+	launcher(t, "virt-launcher-vm3", `[{"name":"pnet","namespace":"tenant","ipam-claim-reference":"vm3.other"}]`)
+	_, _, err := attachment{conf: conf, container: "c-vm3", pod: "virt-launcher-vm3"}.add()
+	if err == nil || !strings.Contains(err.Error(), `is a claim on network "other-net"`) {
+		t.Errorf("claim of another network: %v", err)
+	}
+	// Without allowPersistentIPs the reference is not followed.
+	noPersist := netConf("1.1.0", "persist", `"range":"10.71.0.0/24"`)
+	if got := addrs(attachment{conf: noPersist, container: "c-vm1-c", pod: "virt-launcher-vm1-a"}.mustAdd(t)); got[0] == "10.71.0.1/24" {
+		t.Errorf("a network without allowPersistentIPs handed out the claim's address: %v", got)
+	}
+}
