@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Command rackwire is the CNI IPAM plugin (ipam type "rackwire"; see internal/cni). Run as
-// `rackwire install` it is the DaemonSet's installer instead.
+// `rackwire install` it is the DaemonSet's installer instead, and `rackwire flush <dir>` is the
+// node's pool writer that ADDs start behind them.
 package main
 
 import (
@@ -41,6 +42,16 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "flush" {
+		if err := cni.RunFlusher(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "rackwire flush:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if self, err := os.Executable(); err == nil {
+		cni.FlushCommand = self
 	}
 	skel.PluginMainFuncs(skel.CNIFuncs{
 		Add: cni.Add, Del: cni.Del, Check: cni.Check, GC: cni.GC, Status: cni.Status,

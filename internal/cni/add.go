@@ -154,6 +154,11 @@ func Add(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
+	if c.deferred() {
+		if err := c.kickFlusher(args.StdinData); err != nil {
+			return err
+		}
+	}
 	return types.PrintResult(res, c.cfg.CNIVersion)
 }
 

@@ -139,38 +139,21 @@ func (c *call) podRef() string { return c.podNS + "/" + c.podName }
 
 // allocate gives the attachment one address of t, recording the reservation in rec first.
 func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *record) (netip.Addr, error) {
+	if addr, ok, err := c.again(ctx, t, rec); ok || err != nil {
+		return addr, err
+	}
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return netip.Addr{}, err
 		}
-		// A repeated ADD (a record exists) and a retry read the pool; a first try may trust
-		// the node's view of it.
+		// A retry reads the pool; a first try may trust the node's view of it.
 		pool := c.cachedPool(t.pool)
-		if pool == nil || attempt > 0 || len(rec.Entries) > 0 {
+		if pool == nil || attempt > 0 {
 			var err error
 			if pool, err = c.getPool(ctx, t.pool); err != nil {
 				return netip.Addr{}, err
 			}
 			c.cachePool(pool)
-		}
-		if pool != nil {
-			for key, a := range pool.Spec.Allocations {
-				if !c.mine(a) {
-					continue
-				}
-				addr, err := AtOffset(t.poolRange, key)
-				if err != nil {
-					continue
-				}
-				// ADD again for the same attachment: the same address.
-				if err := c.remember(rec, t, addr); err != nil {
-					return netip.Addr{}, err
-				}
-				if err := c.reserve(ctx, t, addr); err != nil && !errors.Is(err, errTaken) {
-					return netip.Addr{}, err
-				}
-				return addr, nil
-			}
 		}
 		space, err := c.allocator(t, pool)
 		if err != nil {
@@ -180,18 +163,22 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		if err != nil {
 			return netip.Addr{}, err
 		}
+		key := Offset(t.poolRange, addr)
+		c.noteCached(t.pool, t.poolRange.String(), key, true)
 		if c.cfg.SleepForRace > 0 {
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Duration(c.cfg.SleepForRace) * time.Second):
 			}
 		}
+		if c.deferred() {
+			return addr, c.markPending(rec, addr)
+		}
 		done, err := c.record(ctx, t, pool, addr)
 		if err != nil {
 			return netip.Addr{}, err
 		}
 		if done {
-			c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
 			return addr, nil
 		}
 		// Someone recorded that address in the pool first (a whereabouts binary between its
@@ -199,6 +186,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		if err := c.unreserve(ctx, t, addr); err != nil {
 			return netip.Addr{}, err
 		}
+		c.forget(rec, addr)
 		if want.IsValid() {
 			return netip.Addr{}, fmt.Errorf("ips: %s is taken in IPPool %s", want, t.pool)
 		}
@@ -206,6 +194,33 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 			return netip.Addr{}, fmt.Errorf("network %q: IPPool %s kept changing under 100 attempts", c.cfg.Name, t.pool)
 		}
 	}
+}
+
+// again answers an ADD repeated for the same attachment: the address its record names in
+// t's pool, if its reservation is still the attachment's (the pool entry is written again
+// where it went missing).
+func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bool, error) {
+	for _, e := range rec.Entries {
+		addr, err := netip.ParseAddr(e.Address)
+		if e.Pool != t.pool || err != nil {
+			continue
+		}
+		if err := c.reserve(ctx, t, addr); errors.Is(err, errTaken) {
+			c.forget(rec, addr)
+			return netip.Addr{}, false, c.st.save(rec)
+		} else if err != nil {
+			return netip.Addr{}, false, err
+		}
+		if c.deferred() {
+			return addr, true, c.markPending(rec, addr)
+		}
+		done, err := c.record(ctx, t, c.cachedPool(t.pool), addr)
+		if err != nil || !done {
+			return netip.Addr{}, false, err
+		}
+		return addr, true, nil
+	}
+	return netip.Addr{}, false, nil
 }
 
 // pick reserves a free address of space cluster-wide: the requested one, else the lowest
@@ -393,7 +408,7 @@ func (c *call) remember(rec *record, t target, addr netip.Addr) error {
 }
 
 // forget drops an address another holder turned out to own; the record is saved with the
-// next remember (a stale entry only costs a release that finds nothing of ours).
+// next write (a stale entry only costs a release that finds nothing of ours).
 func (c *call) forget(rec *record, addr netip.Addr) {
 	out := rec.Entries[:0]
 	for _, e := range rec.Entries {
