@@ -54,7 +54,8 @@ func main() {
 		cni.FlushCommand = self
 	}
 	skel.PluginMainFuncs(skel.CNIFuncs{
-		Add: cni.Add, Del: cni.Del, Check: cni.Check, GC: cni.GC, Status: cni.Status,
+		Add: cni.Logged("ADD", cni.Add), Del: cni.Logged("DEL", cni.Del), Check: cni.Logged("CHECK", cni.Check),
+		GC: cni.Logged("GC", cni.GC), Status: cni.Logged("STATUS", cni.Status),
 	}, version.PluginSupports("0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"), "rackwire IPAM")
 }
 

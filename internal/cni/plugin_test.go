@@ -550,3 +550,17 @@ func eventually(t *testing.T, f func() error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestLogFile(t *testing.T) {
+	t.Setenv("NODENAME", "node-l")
+	logFile := t.TempDir() + "/rackwire.log"
+	a := attachment{conf: netConf("1.0.0", "logged", fmt.Sprintf(`"range":"10.73.0.0/24","log_file":%q`, logFile)), container: "c-log", pod: "log", args: "IP=10.99.0.1"}
+	args := a.cmdArgs()
+	if _, _, err := testutils.CmdAddWithArgs(args, func() error { return cni.Logged("ADD", cni.Add)(args) }); err == nil {
+		t.Fatal("ADD of an address outside the ranges succeeded")
+	}
+	b, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(b), `ADD network "logged" container c-log interface net1: ips: 10.99.0.1 is in none`) {
+		t.Errorf("log file: %q %v", b, err)
+	}
+}
