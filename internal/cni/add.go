@@ -52,7 +52,7 @@ func newCall(args *skel.CmdArgs) (*call, error) {
 	if err := c.readArgs(args.Args, args.StdinData); err != nil {
 		return nil, err
 	}
-	if c.node, err = nodeName(cfg); err != nil {
+	if c.node, err = nodeName(); err != nil {
 		return nil, err
 	}
 	if c.kube, err = newKube(cfg.Kubeconfig); err != nil {
@@ -120,7 +120,7 @@ func (c *call) readArgs(cniArgs string, stdin []byte) error {
 
 // nodeName is whereabouts': NODENAME, else the nodename file the DaemonSet writes, else
 // the host name.
-func nodeName(cfg *Config) (string, error) {
+func nodeName() (string, error) {
 	if n := strings.TrimSpace(os.Getenv("NODENAME")); n != "" {
 		return n, nil
 	}

@@ -183,7 +183,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		}
 		// Someone recorded that address in the pool first (a whereabouts binary between its
 		// reservation check and its pool write): let it go and start over from the pool.
-		if err := c.unreserve(ctx, t, addr); err != nil {
+		if err := c.unreserve(ctx, addr); err != nil {
 			return netip.Addr{}, err
 		}
 		c.forget(rec, addr)
@@ -205,7 +205,7 @@ func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bo
 		if e.Pool != t.pool || err != nil {
 			continue
 		}
-		if err := c.reserve(ctx, t, addr); errors.Is(err, errTaken) {
+		if err := c.reserve(ctx, addr); errors.Is(err, errTaken) {
 			c.forget(rec, addr)
 			return netip.Addr{}, false, c.st.save(rec)
 		} else if err != nil {
@@ -236,7 +236,7 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 		if err := c.remember(rec, t, want); err != nil {
 			return netip.Addr{}, err
 		}
-		if err := c.reserve(ctx, t, want); err != nil {
+		if err := c.reserve(ctx, want); err != nil {
 			if errors.Is(err, errTaken) {
 				return netip.Addr{}, fmt.Errorf("ips: %s is reserved by another holder (%v)", want, err)
 			}
@@ -255,7 +255,7 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 		if err := c.remember(rec, t, addr); err != nil {
 			return netip.Addr{}, err
 		}
-		err = c.reserve(ctx, t, addr)
+		err = c.reserve(ctx, addr)
 		if err == nil {
 			return addr, nil
 		}
@@ -270,7 +270,7 @@ var errTaken = errors.New("held by another reservation")
 
 // reserve creates addr's OverlappingRangeIPReservation. errTaken means someone else's
 // exists; an uncertain create that landed is recognised as ours on the retry.
-func (c *call) reserve(ctx context.Context, t target, addr netip.Addr) error {
+func (c *call) reserve(ctx context.Context, addr netip.Addr) error {
 	name := ReservationName(c.cfg.PoolNetwork(), addr)
 	orip := &wbv1.OverlappingRangeIPReservation{
 		TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "OverlappingRangeIPReservation"},
@@ -308,7 +308,7 @@ func (c *call) ownsReservation(o *wbv1.OverlappingRangeIPReservation) bool {
 }
 
 // unreserve deletes addr's reservation if it is this attachment's.
-func (c *call) unreserve(ctx context.Context, t target, addr netip.Addr) error {
+func (c *call) unreserve(ctx context.Context, addr netip.Addr) error {
 	return c.unreserveName(ctx, ReservationName(c.cfg.PoolNetwork(), addr))
 }
 

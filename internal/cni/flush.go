@@ -28,11 +28,11 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
-	"golang.org/x/sys/unix"
 )
 
 // A write to an IPPool costs the apiserver in proportion to the pool's entries (about 8 ms

@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/sha512"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -88,7 +89,8 @@ func (p plugins) ipamOnly(verb, network, node string, pod netns) (string, error)
 		"CNI_IFNAME=net1", "CNI_PATH="+p.path, "NODENAME="+node, "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME="+string(pod))
 	cmd.Stdin = bytes.NewReader(conf)
 	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return string(out), fmt.Errorf("%v: %s %s", err, out, ee.Stderr)
 	}
 	return string(out), err
