@@ -181,14 +181,15 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 			return c.addFromClaim(ctx, claim)
 		}
 	}
-	if err := c.st.Lock(); err != nil {
-		return nil, err
-	}
-	defer c.st.Unlock()
+	// The pools are resolved before the node's lock: only what writes queues on it.
 	targets, err := c.targets(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.st.Lock(); err != nil {
+		return nil, err
+	}
+	defer c.st.Unlock()
 	if c.cfg.WhereaboutsLease && len(targets) > 0 {
 		giveBack, err := c.takeLease(ctx, c.leaseName(targets[0].pool))
 		if err != nil {

@@ -53,6 +53,9 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 		}
 		return out, nil
 	}
+	if slice, ok := c.cachedSlice(); ok {
+		return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
+	}
 	nsp := &wbv1.NodeSlicePool{}
 	if err := c.kube.get(ctx, c.kube.wbPath("nodeslicepools", cfg.SliceNetwork()), nsp); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -69,6 +72,7 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 			return nil, fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
 		}
 		slice = slice.Masked()
+		c.cacheSlice(slice)
 		return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
 	}
 	return nil, fmt.Errorf("network %q: node %s has no slice in NodeSlicePool %s/%s (all slices taken? see its NodesWithoutSlice condition)", cfg.Name, c.node, c.kube.namespace, nsp.Name)
