@@ -135,7 +135,7 @@ var _ = Describe("make dev", Ordered, func() {
 		}
 
 		current := recordedPIDs(dir)
-		Expect(current).To(HaveLen(3))
+		Expect(current).To(HaveLen(4), "etcd, kube-apiserver, kube-controller-manager, the manager")
 		Expect(clientFor(second.Kubeconfig).Get(ctx, client.ObjectKey{Namespace: "default", Name: "pool-1"}, &ipamv1alpha1.IPPool{})).To(Succeed())
 
 		Expect(second.Stop()).To(Succeed())
