@@ -17,8 +17,8 @@ limitations under the License.
 // Package devenv runs rackwire the way `make dev` shows it: the local control plane of
 // internal/controlplane, kube-controller-manager's garbage collector and namespace controller,
 // the real manager binary talking to it under its own RBAC identity with its webhooks served
-// on loopback, and the samples applied. Everything it starts is
-// recorded in its directory, so that a later run cleans up after one that crashed.
+// on loopback, and the samples applied. Everything it starts is recorded in its directory, so
+// that a later run cleans up after one that crashed.
 package devenv
 
 import (
