@@ -63,14 +63,14 @@ func run(dir, manager string, samples bool) error {
 	if err != nil {
 		return err
 	}
-	printTryThis(env.Kubeconfig, env.ManagerLog)
+	printTryThis(env.Kubeconfig, env.ManagerLog, env.ControllerManagerLog)
 
 	var runErr error
 	select {
 	case <-ctx.Done():
 		fmt.Println("\nstopping")
 	case <-env.Done():
-		runErr = fmt.Errorf("the manager exited: %v (log: %s)", env.Err(), env.ManagerLog)
+		runErr = fmt.Errorf("%v (logs: %s, %s)", env.Err(), env.ManagerLog, env.ControllerManagerLog)
 	}
 	if err := env.Stop(); err != nil && runErr == nil {
 		runErr = err
@@ -78,7 +78,7 @@ func run(dir, manager string, samples bool) error {
 	return runErr
 }
 
-func printTryThis(kubeconfig, managerLog string) {
+func printTryThis(kubeconfig, managerLog, kcmLog string) {
 	kubectl := "kubectl"
 	if _, err := exec.LookPath(kubectl); err != nil {
 		// hack/envtest-bins.sh builds one next to kube-apiserver.
@@ -86,7 +86,8 @@ func printTryThis(kubeconfig, managerLog string) {
 	}
 	k := kubectl + " --kubeconfig " + kubeconfig
 	fmt.Printf(`
-rackwire is up. The manager logs to %s.
+rackwire is up. The manager logs to %s, kube-controller-manager (garbage collector,
+namespace controller) to %s.
 
 Try, from another shell:
 
@@ -99,5 +100,5 @@ Try, from another shell:
   %s apply -f config/samples/
 
 Ctrl-C stops everything.
-`, managerLog, kubeconfig, k, k, k, k, k, k)
+`, managerLog, kcmLog, kubeconfig, k, k, k, k, k, k)
 }
