@@ -226,7 +226,7 @@ func holdsTenant(port *networkv1alpha1.SwitchPort) bool {
 func (r *Reconciler) note(m *machine, from networkv1alpha1.SwitchPortState, o outcome) {
 	port := m.port
 	record(port, o)
-	if o.warn || o.event || o.next != from {
+	if o.warn || o.event || (o.next != from && !o.asked) {
 		r.Recorder.Eventf(port, nil, eventType(o), o.reason, string(o.next), "%s", o.message)
 	}
 	if o.detail == "" {
@@ -278,11 +278,10 @@ func (r *Reconciler) backoff(key types.NamespacedName) time.Duration {
 // the record existed is adopted as the entry's physical port, which is what was driven then.
 func (r *Reconciler) load(ctx context.Context, port *networkv1alpha1.SwitchPort) (*machine, error) {
 	m := &machine{port: port, deleting: !port.DeletionTimestamp.IsZero()}
-	list := &networkv1alpha1.SwitchList{}
-	if err := r.List(ctx, list, client.MatchingFields{IndexSwitchEntry: port.Namespace + "/" + port.Name}); err != nil {
+	v, why, err := VouchingEntry(ctx, r.Client, port)
+	if err != nil {
 		return nil, err
 	}
-	v, why := oneVoucher(Vouchers(list.Items, port.Namespace, port.Name), port)
 	if v == nil {
 		m.vouch = why
 		return m, nil

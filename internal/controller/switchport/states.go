@@ -67,7 +67,7 @@ func handleIdle(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return *o
 	}
 	if ref := refOf(m.port); ref != nil {
-		return outcome{next: configuring, reason: ReasonConfiguring, message: "configuration " + describe(ref) + " linked", then: true}
+		return outcome{next: configuring, reason: ReasonConfiguring, message: "configuration " + describe(ref) + " linked", then: true, asked: true}
 	}
 	t, _ := recordOf(m.port)
 	cs, err := cleanStateOf(ctx, r.Client, m.sw, t.port)
@@ -161,7 +161,7 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return *o
 	}
 	reconfigure := func(msg string) outcome {
-		return outcome{next: configuring, reason: ReasonConfiguring, message: msg, event: true, then: true}
+		return outcome{next: configuring, reason: ReasonConfiguring, message: msg, then: true, asked: true}
 	}
 	if applied := m.port.Status.ConfigurationRef; applied == nil || *applied != *ref {
 		return reconfigure("linked configuration changed to " + describe(ref) + "; reconfiguring in place")
