@@ -87,7 +87,7 @@ func handleIdle(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return outcome{next: cleaning, reason: ReasonDrift, warn: true, then: true, applied: &appliedConfig{target: t},
 			message: fmt.Sprintf("port %s differs on the switch from its clean state; cleaning it again", t.port)}
 	}
-	return outcome{next: idle, reason: ReasonIdle, message: fmt.Sprintf("port %s is clean (%s)", t.port, cs.mode), requeue: r.DriftInterval}
+	return outcome{next: idle, reason: ReasonIdle, message: fmt.Sprintf("port %s is clean (%s)", t.port, cs.mode), requeue: r.nextRound(t.sw)}
 }
 
 func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
@@ -186,7 +186,7 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return outcome{next: configuring, reason: ReasonDrift, warn: true, then: true,
 			message: fmt.Sprintf("port %s differs on the switch from configuration %s; reapplying", t.port, describe(ref))}
 	}
-	return outcome{next: active, reason: ReasonActive, requeue: r.DriftInterval,
+	return outcome{next: active, reason: ReasonActive, requeue: r.nextRound(t.sw),
 		message: fmt.Sprintf("port %s holds configuration %s", t.port, describe(ref))}
 }
 
