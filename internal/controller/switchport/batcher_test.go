@@ -147,3 +147,48 @@ func TestBatcherLimitGrowsWithTheBatch(t *testing.T) {
 		t.Errorf("four ports: the call ended after %v, want about 900ms", got)
 	}
 }
+
+// A request joins the forming run of its switch, with that run's driver, only while the run
+// has not started and only when the driver was built from the same provider version; a
+// request joined is carried by the run like one submitted with a driver of its own.
+func TestBatcherJoinsOnlyTheFormingRunOfTheSameProvider(t *testing.T) {
+	reg := fake.NewRegistry()
+	f := reg.Get("ns", "a")
+	sw := types.NamespacedName{Namespace: "ns", Name: "a"}
+	bt := NewBatcher(200*time.Millisecond, 5*time.Second)
+	ch := func(p string) op {
+		return applyOp(switchdriver.Change{Port: p, Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+	}
+	if bt.Join("port/ns/p0", sw, "v1", ch("p0")) {
+		t.Fatal("joined with no run forming")
+	}
+	bt.Submit("port/ns/p0", sw, f, "v1", ch("p0"))
+	if bt.Join("port/ns/p1", sw, "v2", ch("p1")) {
+		t.Fatal("joined a run whose driver was built from another provider version")
+	}
+	if bt.Join("port/ns/p1", sw, "", ch("p1")) {
+		t.Fatal("joined without naming a provider version")
+	}
+	if !bt.Join("port/ns/p1", sw, "v1", ch("p1")) {
+		t.Fatal("did not join the forming run of the same provider version")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	done := map[string]bool{}
+	for len(done) < 2 {
+		for _, p := range []string{"p0", "p1"} {
+			if _, ok, _ := bt.Take("port/ns/"+p, ch(p)); ok {
+				done[p] = true
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not end both requests: %v", done)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if calls := f.ApplyCalls(); len(calls) != 1 || len(calls[0].Changes) != 2 {
+		t.Fatalf("want one apply of both ports, got %+v", calls)
+	}
+	if bt.Join("port/ns/p2", sw, "v1", ch("p2")) {
+		t.Fatal("joined a run that has ended")
+	}
+}
