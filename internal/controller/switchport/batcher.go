@@ -117,6 +117,8 @@ type Batcher struct {
 	tickets map[string]*ticket
 	wake    map[string]func(types.NamespacedName)
 	syncs   atomic.Int64
+	// expected are the requests on their way, by requester (expect.go).
+	expected map[string]expectation
 }
 
 // NewBatcher returns a Batcher; timeout bounds each driver call.
@@ -263,7 +265,7 @@ func (b *Batcher) wait(ctx context.Context, sw types.NamespacedName, d switchdri
 // stop arriving.
 func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 	for {
-		b.settle(q)
+		b.settle(sw, q)
 		b.mu.Lock()
 		batch, d := q.pending, q.driver
 		q.pending = nil
@@ -299,12 +301,16 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 	}
 }
 
-// settle returns once no request has reached the queue for Window, or MaxWindow has passed.
-func (b *Batcher) settle(q *switchQueue) {
+// settle returns once no request has reached the queue for Window and none is expected (see
+// Expect), or MaxWindow has passed.
+func (b *Batcher) settle(sw types.NamespacedName, q *switchQueue) {
 	deadline := time.Now().Add(max(b.MaxWindow, b.Window))
 	for {
 		b.mu.Lock()
 		wait := b.Window - time.Since(q.lastSubmit)
+		if b.expecting(sw) {
+			wait = max(wait, expectPoll)
+		}
 		b.mu.Unlock()
 		wait = min(wait, time.Until(deadline))
 		if wait <= 0 {

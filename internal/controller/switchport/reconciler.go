@@ -180,6 +180,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.stale(port) {
 		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
+	// Whatever request this generation needs is made below (or none is): a forming run on
+	// the port's switch no longer waits for it.
+	defer r.Batcher.Arrived(requester("port", req.NamespacedName), port.Generation)
 	base := port.DeepCopy()
 	m, err := r.load(ctx, port)
 	if err != nil {
