@@ -267,6 +267,9 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 			return netip.Addr{}, err
 		}
 		c.forget(rec, addr)
+		// Held without a pool entry (an IPAMClaim, or a reservation whose pool write is
+		// behind): the node's view keeps it, so the next ADD does not try it again.
+		c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
 	}
 }
 

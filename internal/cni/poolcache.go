@@ -72,6 +72,18 @@ func (c *call) cachePool(p *wbv1.IPPool) {
 	for k := range p.Spec.Allocations {
 		pc.Taken[k] = true
 	}
+	// What this node handed out and has not written yet is not in the pool read.
+	if recs, err := c.st.pendingRecords(); err == nil {
+		for _, r := range recs {
+			for _, e := range r.Entries {
+				pr, perr := netip.ParsePrefix(e.Range)
+				a, aerr := netip.ParseAddr(e.Address)
+				if e.Pool == p.Name && e.Pending && perr == nil && aerr == nil {
+					pc.Taken[Offset(pr.Masked(), a)] = true
+				}
+			}
+		}
+	}
 	c.writeCache(p.Name, pc)
 }
 
