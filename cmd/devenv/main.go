@@ -63,7 +63,7 @@ func run(dir, manager string, samples bool) error {
 	if err != nil {
 		return err
 	}
-	printTryThis(env.Kubeconfig, env.ManagerLog)
+	printTryThis(env.Kubeconfig, env.ManagerLog, env.MetricsURL)
 
 	var runErr error
 	select {
@@ -78,7 +78,7 @@ func run(dir, manager string, samples bool) error {
 	return runErr
 }
 
-func printTryThis(kubeconfig, managerLog string) {
+func printTryThis(kubeconfig, managerLog, metricsURL string) {
 	kubectl := "kubectl"
 	if _, err := exec.LookPath(kubectl); err != nil {
 		// hack/envtest-bins.sh builds one next to kube-apiserver.
@@ -97,7 +97,8 @@ Try, from another shell:
   %s explain switchportconfiguration.spec
   %s explain ippool.spec.pools
   %s apply -f config/samples/
+  curl -s %s | grep ^rackwire_
 
 Ctrl-C stops everything.
-`, managerLog, kubeconfig, k, k, k, k, k, k)
+`, managerLog, kubeconfig, k, k, k, k, k, k, metricsURL)
 }

@@ -68,6 +68,8 @@ type Env struct {
 	// the apiserver trusts for it.
 	WebhookAddr string
 	WebhookCA   []byte
+	// MetricsURL is the manager's metrics endpoint (plain HTTP on loopback).
+	MetricsURL string
 
 	opts    Options
 	cp      *envtest.Environment
