@@ -20,6 +20,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -116,6 +119,17 @@ func checkMetrics(ctx context.Context, env *devenv.Env) {
 		g.Expect(sample(g, m, "rackwire_ipam_allocation_duration_seconds", map[string]string{"kind": "IPClaim"})).To(BeEquivalentTo(1))
 		g.Expect(sample(g, m, "rackwire_ipam_allocation_duration_seconds", map[string]string{"kind": "IPAddressClaim"})).To(BeEquivalentTo(1))
 	}, 2*time.Minute, time.Second).Should(Succeed())
+
+	By("a /64 pool reads as ~2^64 in kubectl, not as int64's 9223372036854775807")
+	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	Eventually(func(g Gomega) string {
+		out, err := exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "get", "ippools", "-n", "default").CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), string(out))
+		return string(out)
+	}, time.Minute, time.Second).Should(And(
+		MatchRegexp(`(?m)^NAME\s+CLUSTER\s+STRATEGY\s+SIZE\s+USED\s+FREE\s+READY\s+AGE$`),
+		MatchRegexp(`(?m)^pool-v6\s+cluster-1\s+sequential\s+~2\^64\s+1\s+~2\^64\s+True\s`),
+		Not(ContainSubstring("9223372036854775807"))))
 
 	By("node slices: assigned and free per network, nodes without a slice")
 	Eventually(func(g Gomega) {
