@@ -262,7 +262,7 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 		}
 		b.mu.Unlock()
 		if !open {
-			results = b.drive(d, batch)
+			results = timedRun(sw, len(batch), func() []result { return b.drive(d, batch) })
 		}
 		b.finish(sw, q, batch, results, !open)
 	}
