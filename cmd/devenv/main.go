@@ -37,15 +37,16 @@ func main() {
 	dir := flag.String("dir", "bin/dev", "Directory for the kubeconfig, the manager log and the control plane's state.")
 	manager := flag.String("manager", "bin/manager", "The manager binary to run.")
 	samples := flag.Bool("samples", true, "Apply config/samples once the manager is ready.")
+	lab := flag.Bool("switch-lab", true, "Start the switch lab (root only) and point the sample AnsibleSwitch at it.")
 	flag.Parse()
 
-	if err := run(*dir, *manager, *samples); err != nil {
+	if err := run(*dir, *manager, *samples, *lab); err != nil {
 		fmt.Fprintln(os.Stderr, "devenv:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, manager string, samples bool) error {
+func run(dir, manager string, samples, lab bool) error {
 	root, err := controlplane.RepoRoot(".")
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func run(dir, manager string, samples bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	env, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: samples, Log: os.Stdout})
+	env, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: samples, SwitchLab: lab, Log: os.Stdout})
 	if err != nil {
 		return err
 	}
@@ -92,6 +93,8 @@ Try, from another shell:
 
   export KUBECONFIG=%s
   %s get ippools,ipclaims,ipaddresses.ipam.metal3.io,switches,switchports,ipaddressclaims -A
+  %s get switches,switchports -A
+  %s get nodeslicepools -n kube-system
   %s get ipamclaims -A -o custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,NETWORK:.spec.network,IPS:.status.ips
   %s get crds
   %s explain switchportconfiguration.spec
@@ -100,5 +103,5 @@ Try, from another shell:
   curl -s %s | grep ^rackwire_
 
 Ctrl-C stops everything.
-`, managerLog, kubeconfig, k, k, k, k, k, k, metricsURL)
+`, managerLog, kubeconfig, k, k, k, k, k, k, k, k, metricsURL)
 }

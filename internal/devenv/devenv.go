@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/rackwire/rackwire/internal/controlplane"
+	"github.com/rackwire/rackwire/internal/switchlab"
 	"github.com/rackwire/rackwire/internal/scheme"
 )
 
@@ -48,6 +49,8 @@ type Options struct {
 	Manager string
 	// Samples applies config/samples once the manager is ready.
 	Samples bool
+	// SwitchLab starts the switch lab (root only) and points the sample AnsibleSwitch at it.
+	SwitchLab bool
 	// ManagerArgs are added to the manager's command line (later flags win).
 	ManagerArgs []string
 	// Log receives progress messages.
@@ -70,6 +73,8 @@ type Env struct {
 	WebhookCA   []byte
 	// MetricsURL is the manager's metrics endpoint (plain HTTP on loopback).
 	MetricsURL string
+	// Lab is the switch lab the sample Switch drives (Options.SwitchLab), nil if not started.
+	Lab *switchlab.Lab
 
 	opts    Options
 	cp      *envtest.Environment
@@ -129,12 +134,18 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 
+	if opts.SwitchLab {
+		e.startLab()
+	}
 	if opts.Samples {
-		n, err := applyFile(ctx, e.Client, filepath.Join(opts.Root, controlplane.SamplesDir), "default")
+		n, err := applyFile(ctx, e.Client, filepath.Join(opts.Root, controlplane.SamplesDir), "default", e.pointAtLab)
 		if err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(opts.Log, "applied %d sample objects to namespace default\n", n)
+		if err := e.linkSamples(ctx, "default"); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -153,6 +164,9 @@ func (e *Env) Stop() error {
 	}
 	if e.cp != nil && e.cp.ControlPlane.APIServer != nil {
 		errs = append(errs, e.cp.Stop())
+	}
+	if e.Lab != nil {
+		errs = append(errs, e.Lab.Stop())
 	}
 	errs = append(errs, e.procs.forget())
 	return errors.Join(errs...)

@@ -155,13 +155,24 @@ func asFloat(n ipalloc.Count) float64 {
 	return f
 }
 
+// allocated holds the claims whose latency was observed: a reconcile reading the cache
+// before it shows the bound status writes the same status again, and must not count twice.
+// A claim leaves it when it is released.
+var allocated sync.Map // types.UID -> struct{}
+
 // observeAllocation records the latency of a claim whose status now says it is bound for
 // the first time.
 func observeAllocation(kind string, claim client.Object, wasBound bool) {
-	if !wasBound {
+	if wasBound {
+		return
+	}
+	if _, seen := allocated.LoadOrStore(claim.GetUID(), struct{}{}); !seen {
 		allocationSeconds.WithLabelValues(kind).Observe(time.Since(claim.GetCreationTimestamp().Time).Seconds())
 	}
 }
+
+// forgetAllocation drops a released claim from allocated.
+func forgetAllocation(claim client.Object) { allocated.Delete(claim.GetUID()) }
 
 // counts returns the figures of every pool whose allocator is built and valid (the pool
 // controller builds one for every pool it reconciles).
