@@ -34,8 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/rackwire/rackwire/internal/controlplane"
-	"github.com/rackwire/rackwire/internal/switchlab"
 	"github.com/rackwire/rackwire/internal/scheme"
+	"github.com/rackwire/rackwire/internal/switchlab"
 )
 
 // Options says where the environment lives and what it runs.
