@@ -120,10 +120,10 @@ run: manifests generate fmt vet ## Run the manager against the cluster of your c
 	$(GO) run ./cmd/manager --webhooks=false --metrics-bind-address=0 --leader-elect=false
 
 .PHONY: dev
-dev: manifests generate envtest ## Local control plane on loopback with CRDs, webhooks, the manager and samples.
+dev: manifests generate envtest $(if $(BMO),bmo) ## Local control plane on loopback with CRDs, webhooks, the manager, the switch lab (root) and samples; BMO=1 adds BMO in test mode and a host.
 	$(GO) build -o $(LOCALBIN)/manager ./cmd/manager
 	$(GO) build -o $(LOCALBIN)/devenv ./cmd/devenv
-	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(LOCALBIN)/devenv --manager $(LOCALBIN)/manager --dir $(LOCALBIN)/dev
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(LOCALBIN)/devenv --manager $(LOCALBIN)/manager --dir $(LOCALBIN)/dev $(if $(BMO),--bmo)
 
 .PHONY: docker-build
 docker-build: ## Build the image: the manager and the CNI plugin (needs a Docker engine).

@@ -38,15 +38,16 @@ func main() {
 	manager := flag.String("manager", "bin/manager", "The manager binary to run.")
 	samples := flag.Bool("samples", true, "Apply config/samples once the manager is ready.")
 	lab := flag.Bool("switch-lab", true, "Start the switch lab (root only) and point the sample AnsibleSwitch at it.")
+	bmo := flag.Bool("bmo", false, "Run the Bare Metal Operator in test mode with a BareMetalHost wired to the lab switch (config/samples/bmo).")
 	flag.Parse()
 
-	if err := run(*dir, *manager, *samples, *lab); err != nil {
+	if err := run(*dir, *manager, *samples, *lab, *bmo); err != nil {
 		fmt.Fprintln(os.Stderr, "devenv:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, manager string, samples, lab bool) error {
+func run(dir, manager string, samples, lab, bmo bool) error {
 	root, err := controlplane.RepoRoot(".")
 	if err != nil {
 		return err
@@ -60,7 +61,7 @@ func run(dir, manager string, samples, lab bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	env, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: samples, SwitchLab: lab, Log: os.Stdout})
+	env, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: samples, SwitchLab: lab, BMO: bmo, Log: os.Stdout})
 	if err != nil {
 		return err
 	}

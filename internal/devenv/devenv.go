@@ -51,6 +51,8 @@ type Options struct {
 	Samples bool
 	// SwitchLab starts the switch lab (root only) and points the sample AnsibleSwitch at it.
 	SwitchLab bool
+	// BMO runs the Bare Metal Operator in test mode with the BareMetalHost sample.
+	BMO bool
 	// ManagerArgs are added to the manager's command line (later flags win).
 	ManagerArgs []string
 	// Log receives progress messages.
@@ -79,6 +81,7 @@ type Env struct {
 	opts    Options
 	cp      *envtest.Environment
 	manager *managerProcess
+	bmo     *bmoProcess
 	procs   *processRecord
 }
 
@@ -143,6 +146,14 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, err
 		}
 		fmt.Fprintf(opts.Log, "applied %d sample objects to namespace default\n", n)
+		if opts.BMO {
+			if err := e.startBMO("default"); err != nil {
+				return nil, err
+			}
+			if _, err := applyFile(ctx, e.Client, filepath.Join(opts.Root, bmoSamples), "default"); err != nil {
+				return nil, err
+			}
+		}
 		if err := e.linkSamples(ctx, "default"); err != nil {
 			return nil, err
 		}
@@ -159,6 +170,9 @@ func (e *Env) Err() error { return e.manager.err }
 // Stop stops the manager, then the control plane, and forgets the processes.
 func (e *Env) Stop() error {
 	var errs []error
+	if e.bmo != nil {
+		errs = append(errs, e.bmo.stop())
+	}
 	if e.manager != nil {
 		errs = append(errs, e.manager.stop(10*time.Second))
 	}

@@ -98,6 +98,9 @@ func (e *Env) linkSamples(ctx context.Context, ns string) error {
 		return nil
 	}
 	for port, cfg := range sampleLinks {
+		if e.opts.BMO && port == bmoDrivenPort {
+			continue // the HostLink sample moves it with the host's state
+		}
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			p := &networkv1alpha1.SwitchPort{}
 			if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: port}, p); err != nil {

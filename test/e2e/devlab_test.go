@@ -25,11 +25,14 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/devenv"
 )
 
-var _ = Describe("make dev with the switch lab", Ordered, func() {
+var _ = Describe("make dev BMO=1 with the switch lab", Ordered, func() {
 	ctx := context.Background()
 	var env *devenv.Env
 
@@ -38,7 +41,7 @@ var _ = Describe("make dev with the switch lab", Ordered, func() {
 			Skip("the switch lab needs root")
 		}
 		var err error
-		env, err = devenv.Start(ctx, devenv.Options{Root: root, Dir: GinkgoT().TempDir(), Manager: manager, Samples: true, SwitchLab: true, Log: GinkgoWriter})
+		env, err = devenv.Start(ctx, devenv.Options{Root: root, Dir: GinkgoT().TempDir(), Manager: manager, Samples: true, SwitchLab: true, BMO: true, Log: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 		Expect(env.Lab).NotTo(BeNil())
@@ -65,5 +68,26 @@ var _ = Describe("make dev with the switch lab", Ordered, func() {
 		}
 		// The access port carries VLAN 6 untagged on the lab's bridge.
 		Expect(env.Lab.Get("Port", "p1", "tag")).To(Equal("6"))
+	})
+
+	It("walks the sample host to available under BMO, its port on the provisioning configuration", func() {
+		admin := clientFor(env.Kubeconfig)
+		Eventually(func(g Gomega) string {
+			h := &metal3v1alpha1.BareMetalHost{}
+			g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "host-example"}, h)).To(Succeed())
+			return string(h.Status.Provisioning.State)
+		}, 5*time.Minute, time.Second).Should(Equal(string(metal3v1alpha1.StateAvailable)))
+		Eventually(func(g Gomega) string {
+			l := &networkv1alpha1.HostLink{}
+			g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "host-example"}, l)).To(Succeed())
+			c := meta.FindStatusCondition(l.Status.Conditions, networkv1alpha1.ConditionReady)
+			g.Expect(c).NotTo(BeNil())
+			return string(l.Status.Network) + " " + l.Status.ReadyPorts + " " + c.Reason
+		}, 2*time.Minute, time.Second).Should(Equal("provisioning 1/1 PortsReady"))
+		p := &networkv1alpha1.SwitchPort{}
+		Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "switchport-example"}, p)).To(Succeed())
+		Expect(p.Status.ConfigurationRef).NotTo(BeNil())
+		Expect(p.Status.ConfigurationRef.Name).To(Equal("switchportconfiguration-example"))
+		Expect(env.Lab.Get("Port", "p0", "tag")).To(Equal("6"))
 	})
 })
