@@ -130,6 +130,15 @@ func checkMetrics(ctx context.Context, env *devenv.Env) {
 		MatchRegexp(`(?m)^pool-v6\s+cluster-1\s+sequential\s+~2\^64\s+1\s+~2\^64\s+True\s`),
 		Not(ContainSubstring("9223372036854775807"))))
 
+	By("the slices of the nodes in kubectl")
+	Eventually(func(g Gomega) string {
+		out, err := exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "get", "nodeslicepools", "-n", "kube-system").CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), string(out))
+		return string(out)
+	}, time.Minute, time.Second).Should(And(
+		MatchRegexp(`(?m)^NAME\s+RANGE\s+SLICE\s+ASSIGNED\s+FREE\s+UNSLICED\s+READY$`),
+		MatchRegexp(`(?m)^storage\s+10\.20\.0\.0/16\s+/24\s+3\s+252\s+0\s+True$`)))
+
 	By("node slices: assigned and free per network, nodes without a slice")
 	Eventually(func(g Gomega) {
 		m := scrape(g, env.MetricsURL)
