@@ -88,7 +88,7 @@ lint: golangci-lint ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: envtest
-envtest: ## Build kube-apiserver and etcd for envtest into bin/ (once; reused afterwards).
+envtest: ## Build kube-apiserver, etcd, kube-controller-manager (devenv) and kubectl into bin/ (once; reused afterwards).
 	@hack/envtest-bins.sh >/dev/null
 
 .PHONY: cni-bins

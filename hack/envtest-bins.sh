@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the envtest control plane (kube-apiserver, etcd, and kubectl for `make dev`) from the Go module proxy into
-# bin/k8s/<version>/, because setup-envtest's download bucket is not reachable from our CI.
+# Builds the envtest control plane (kube-apiserver, etcd, kube-controller-manager for the garbage collector of
+# `make dev` and the e2e tests, and kubectl for `make dev`) from the Go module proxy into bin/k8s/<version>/,
+# because setup-envtest's download bucket is not reachable from our CI.
 # A finished binary is reused: each one is moved into place only once it is complete.
 # Prints the directory to use as KUBEBUILDER_ASSETS on stdout; progress goes to stderr.
 set -euo pipefail
@@ -10,7 +11,7 @@ ETCD_VERSION=${ETCD_VERSION:-3.6.8}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${ENVTEST_DIR:-$ROOT/bin/k8s/$K8S_VERSION-etcd$ETCD_VERSION}
 
-if [[ -x $DEST/kube-apiserver && -x $DEST/etcd && -x $DEST/kubectl ]]; then
+if [[ -x $DEST/kube-apiserver && -x $DEST/etcd && -x $DEST/kubectl && -x $DEST/kube-controller-manager ]]; then
 	echo "$DEST"
 	exit 0
 fi
@@ -42,13 +43,15 @@ k8s_module() {
 			while read -r mod; do
 				go mod edit -replace="$mod=$mod@v0.${K8S_VERSION#1.}"
 			done
-		go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@v$K8S_VERSION" >&2
+		go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@v$K8S_VERSION" \
+			"k8s.io/kubernetes/cmd/kube-controller-manager@v$K8S_VERSION" >&2
 	)
 }
 
 # kubectl is not needed by the tests, but `make dev` tells the user to run it and a fresh
-# machine has none.
-for bin in kube-apiserver kubectl; do
+# machine has none. kube-controller-manager runs the garbage collector (owner references) and the
+# namespace controller for `make dev` and test/e2e; the envtest-only suites do not start it.
+for bin in kube-apiserver kubectl kube-controller-manager; do
 	[[ -x $DEST/$bin ]] && continue
 	echo "building $bin v$K8S_VERSION (a cold cache takes a few minutes)" >&2
 	k8s_module

@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Command rackwire is the CNI IPAM plugin (ipam type "rackwire"; see internal/cni). Run as
-// `rackwire install` it is the DaemonSet's installer instead.
+// `rackwire install` it is the DaemonSet's installer instead, and `rackwire flush <dir>` is the
+// node's pool writer that ADDs start behind them.
 package main
 
 import (
@@ -42,8 +43,19 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == "flush" {
+		if err := cni.RunFlusher(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "rackwire flush:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if self, err := os.Executable(); err == nil {
+		cni.FlushCommand = self
+	}
 	skel.PluginMainFuncs(skel.CNIFuncs{
-		Add: cni.Add, Del: cni.Del, Check: cni.Check, GC: cni.GC, Status: cni.Status,
+		Add: cni.Logged("ADD", cni.Add), Del: cni.Logged("DEL", cni.Del), Check: cni.Logged("CHECK", cni.Check),
+		GC: cni.Logged("GC", cni.GC), Status: cni.Logged("STATUS", cni.Status),
 	}, version.PluginSupports("0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"), "rackwire IPAM")
 }
 

@@ -65,14 +65,14 @@ func run(dir, manager string, samples, lab, bmo bool) error {
 	if err != nil {
 		return err
 	}
-	printTryThis(env.Kubeconfig, env.ManagerLog, env.MetricsURL)
+	printTryThis(env.Kubeconfig, env.ManagerLog, env.ControllerManagerLog, env.MetricsURL)
 
 	var runErr error
 	select {
 	case <-ctx.Done():
 		fmt.Println("\nstopping")
 	case <-env.Done():
-		runErr = fmt.Errorf("the manager exited: %v (log: %s)", env.Err(), env.ManagerLog)
+		runErr = fmt.Errorf("%v (logs: %s, %s)", env.Err(), env.ManagerLog, env.ControllerManagerLog)
 	}
 	if err := env.Stop(); err != nil && runErr == nil {
 		runErr = err
@@ -80,7 +80,7 @@ func run(dir, manager string, samples, lab, bmo bool) error {
 	return runErr
 }
 
-func printTryThis(kubeconfig, managerLog, metricsURL string) {
+func printTryThis(kubeconfig, managerLog, kcmLog, metricsURL string) {
 	kubectl := "kubectl"
 	if _, err := exec.LookPath(kubectl); err != nil {
 		// hack/envtest-bins.sh builds one next to kube-apiserver.
@@ -88,7 +88,8 @@ func printTryThis(kubeconfig, managerLog, metricsURL string) {
 	}
 	k := kubectl + " --kubeconfig " + kubeconfig
 	fmt.Printf(`
-rackwire is up. The manager logs to %s.
+rackwire is up. The manager logs to %s, kube-controller-manager (garbage collector,
+namespace controller) to %s.
 
 Try, from another shell:
 
@@ -104,5 +105,5 @@ Try, from another shell:
   curl -s %s | grep ^rackwire_
 
 Ctrl-C stops everything.
-`, managerLog, kubeconfig, k, k, k, k, k, k, k, k, metricsURL)
+`, managerLog, kcmLog, kubeconfig, k, k, k, k, k, k, k, k, metricsURL)
 }

@@ -52,7 +52,7 @@ func newCall(args *skel.CmdArgs) (*call, error) {
 	if err := c.readArgs(args.Args, args.StdinData); err != nil {
 		return nil, err
 	}
-	if c.node, err = nodeName(cfg); err != nil {
+	if c.node, err = nodeName(); err != nil {
 		return nil, err
 	}
 	if c.kube, err = newKube(cfg.Kubeconfig); err != nil {
@@ -120,7 +120,7 @@ func (c *call) readArgs(cniArgs string, stdin []byte) error {
 
 // nodeName is whereabouts': NODENAME, else the nodename file the DaemonSet writes, else
 // the host name.
-func nodeName(cfg *Config) (string, error) {
+func nodeName() (string, error) {
 	if n := strings.TrimSpace(os.Getenv("NODENAME")); n != "" {
 		return n, nil
 	}
@@ -154,6 +154,11 @@ func Add(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
+	if c.deferred() {
+		if err := c.kickFlusher(args.StdinData); err != nil {
+			return err
+		}
+	}
 	return types.PrintResult(res, c.cfg.CNIVersion)
 }
 
@@ -176,14 +181,15 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 			return c.addFromClaim(ctx, claim)
 		}
 	}
-	if err := c.st.Lock(); err != nil {
-		return nil, err
-	}
-	defer c.st.Unlock()
+	// The pools are resolved before the node's lock: only what writes queues on it.
 	targets, err := c.targets(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.st.Lock(); err != nil {
+		return nil, err
+	}
+	defer c.st.Unlock()
 	if c.cfg.WhereaboutsLease && len(targets) > 0 {
 		giveBack, err := c.takeLease(ctx, c.leaseName(targets[0].pool))
 		if err != nil {

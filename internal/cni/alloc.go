@@ -53,6 +53,9 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 		}
 		return out, nil
 	}
+	if slice, ok := c.cachedSlice(); ok {
+		return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
+	}
 	nsp := &wbv1.NodeSlicePool{}
 	if err := c.kube.get(ctx, c.kube.wbPath("nodeslicepools", cfg.SliceNetwork()), nsp); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -69,6 +72,7 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 			return nil, fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
 		}
 		slice = slice.Masked()
+		c.cacheSlice(slice)
 		return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
 	}
 	return nil, fmt.Errorf("network %q: node %s has no slice in NodeSlicePool %s/%s (all slices taken? see its NodesWithoutSlice condition)", cfg.Name, c.node, c.kube.namespace, nsp.Name)
@@ -139,38 +143,21 @@ func (c *call) podRef() string { return c.podNS + "/" + c.podName }
 
 // allocate gives the attachment one address of t, recording the reservation in rec first.
 func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *record) (netip.Addr, error) {
+	if addr, ok, err := c.again(ctx, t, rec); ok || err != nil {
+		return addr, err
+	}
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return netip.Addr{}, err
 		}
-		// A repeated ADD (a record exists) and a retry read the pool; a first try may trust
-		// the node's view of it.
+		// A retry reads the pool; a first try may trust the node's view of it.
 		pool := c.cachedPool(t.pool)
-		if pool == nil || attempt > 0 || len(rec.Entries) > 0 {
+		if pool == nil || attempt > 0 {
 			var err error
 			if pool, err = c.getPool(ctx, t.pool); err != nil {
 				return netip.Addr{}, err
 			}
 			c.cachePool(pool)
-		}
-		if pool != nil {
-			for key, a := range pool.Spec.Allocations {
-				if !c.mine(a) {
-					continue
-				}
-				addr, err := AtOffset(t.poolRange, key)
-				if err != nil {
-					continue
-				}
-				// ADD again for the same attachment: the same address.
-				if err := c.remember(rec, t, addr); err != nil {
-					return netip.Addr{}, err
-				}
-				if err := c.reserve(ctx, t, addr); err != nil && !errors.Is(err, errTaken) {
-					return netip.Addr{}, err
-				}
-				return addr, nil
-			}
 		}
 		space, err := c.allocator(t, pool)
 		if err != nil {
@@ -180,25 +167,30 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		if err != nil {
 			return netip.Addr{}, err
 		}
+		key := Offset(t.poolRange, addr)
+		c.noteCached(t.pool, t.poolRange.String(), key, true)
 		if c.cfg.SleepForRace > 0 {
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Duration(c.cfg.SleepForRace) * time.Second):
 			}
 		}
+		if c.deferred() {
+			return addr, c.markPending(rec, addr)
+		}
 		done, err := c.record(ctx, t, pool, addr)
 		if err != nil {
 			return netip.Addr{}, err
 		}
 		if done {
-			c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
 			return addr, nil
 		}
 		// Someone recorded that address in the pool first (a whereabouts binary between its
 		// reservation check and its pool write): let it go and start over from the pool.
-		if err := c.unreserve(ctx, t, addr); err != nil {
+		if err := c.unreserve(ctx, addr); err != nil {
 			return netip.Addr{}, err
 		}
+		c.forget(rec, addr)
 		if want.IsValid() {
 			return netip.Addr{}, fmt.Errorf("ips: %s is taken in IPPool %s", want, t.pool)
 		}
@@ -206,6 +198,33 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 			return netip.Addr{}, fmt.Errorf("network %q: IPPool %s kept changing under 100 attempts", c.cfg.Name, t.pool)
 		}
 	}
+}
+
+// again answers an ADD repeated for the same attachment: the address its record names in
+// t's pool, if its reservation is still the attachment's (the pool entry is written again
+// where it went missing).
+func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bool, error) {
+	for _, e := range rec.Entries {
+		addr, err := netip.ParseAddr(e.Address)
+		if e.Pool != t.pool || err != nil {
+			continue
+		}
+		if err := c.reserve(ctx, addr); errors.Is(err, errTaken) {
+			c.forget(rec, addr)
+			return netip.Addr{}, false, c.st.save(rec)
+		} else if err != nil {
+			return netip.Addr{}, false, err
+		}
+		if c.deferred() {
+			return addr, true, c.markPending(rec, addr)
+		}
+		done, err := c.record(ctx, t, c.cachedPool(t.pool), addr)
+		if err != nil || !done {
+			return netip.Addr{}, false, err
+		}
+		return addr, true, nil
+	}
+	return netip.Addr{}, false, nil
 }
 
 // pick reserves a free address of space cluster-wide: the requested one, else the lowest
@@ -221,7 +240,7 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 		if err := c.remember(rec, t, want); err != nil {
 			return netip.Addr{}, err
 		}
-		if err := c.reserve(ctx, t, want); err != nil {
+		if err := c.reserve(ctx, want); err != nil {
 			if errors.Is(err, errTaken) {
 				return netip.Addr{}, fmt.Errorf("ips: %s is reserved by another holder (%v)", want, err)
 			}
@@ -240,7 +259,7 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 		if err := c.remember(rec, t, addr); err != nil {
 			return netip.Addr{}, err
 		}
-		err = c.reserve(ctx, t, addr)
+		err = c.reserve(ctx, addr)
 		if err == nil {
 			return addr, nil
 		}
@@ -255,7 +274,7 @@ var errTaken = errors.New("held by another reservation")
 
 // reserve creates addr's OverlappingRangeIPReservation. errTaken means someone else's
 // exists; an uncertain create that landed is recognised as ours on the retry.
-func (c *call) reserve(ctx context.Context, t target, addr netip.Addr) error {
+func (c *call) reserve(ctx context.Context, addr netip.Addr) error {
 	name := ReservationName(c.cfg.PoolNetwork(), addr)
 	orip := &wbv1.OverlappingRangeIPReservation{
 		TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "OverlappingRangeIPReservation"},
@@ -293,7 +312,7 @@ func (c *call) ownsReservation(o *wbv1.OverlappingRangeIPReservation) bool {
 }
 
 // unreserve deletes addr's reservation if it is this attachment's.
-func (c *call) unreserve(ctx context.Context, t target, addr netip.Addr) error {
+func (c *call) unreserve(ctx context.Context, addr netip.Addr) error {
 	return c.unreserveName(ctx, ReservationName(c.cfg.PoolNetwork(), addr))
 }
 
@@ -393,7 +412,7 @@ func (c *call) remember(rec *record, t target, addr netip.Addr) error {
 }
 
 // forget drops an address another holder turned out to own; the record is saved with the
-// next remember (a stale entry only costs a release that finds nothing of ours).
+// next write (a stale entry only costs a release that finds nothing of ours).
 func (c *call) forget(rec *record, addr netip.Addr) {
 	out := rec.Entries[:0]
 	for _, e := range rec.Entries {

@@ -39,6 +39,9 @@ func Del(args *skel.CmdArgs) error {
 	}
 	defer c.st.Unlock()
 	rec, err := c.st.load(c.containerID, c.ifName)
+	if err == nil && rec != nil {
+		rec, err = c.waitFlushed(ctx, rec)
+	}
 	if err != nil {
 		return err
 	}
@@ -89,6 +92,10 @@ func (c *call) release(ctx context.Context, rec *record) error {
 	// refused test (the entry absent, or someone else's) sends that pool to the full read.
 	read := map[string]bool{}
 	for _, e := range rec.Entries {
+		if e.Pending && !e.Flushing {
+			// Never written to the pool: only its reservation is left to go.
+			continue
+		}
 		a, err := netip.ParseAddr(e.Address)
 		pr, perr := netip.ParsePrefix(e.Range)
 		if err != nil || perr != nil {
@@ -172,5 +179,6 @@ func (c *call) release(ctx context.Context, rec *record) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	c.st.unmarkPending(rec)
 	return c.st.remove(rec.ContainerID, rec.IfName)
 }

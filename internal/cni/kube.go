@@ -145,7 +145,7 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err

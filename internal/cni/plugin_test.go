@@ -24,6 +24,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -445,5 +446,121 @@ func TestConcurrentAcrossNodes(t *testing.T) {
 		if _, ok := reservation(t, cni.ReservationName("conc", a)); !ok {
 			t.Errorf("%s has no reservation", a)
 		}
+	}
+}
+
+// TestWriteBehindOnOneNode: node-slice ADDs from separate processes answer once their
+// reservation exists; the flusher they start writes every entry into the node's pool, and
+// concurrent DELs, waiting for entries being written, leave the pool and reservations empty.
+func TestWriteBehindOnOneNode(t *testing.T) {
+	ctx := context.Background()
+	nsp := &wbv1.NodeSlicePool{}
+	nsp.Name, nsp.Namespace = "wbnet", poolNS
+	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.72.0.0/16", SliceSize: "/24"}
+	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-w", SliceRange: "10.72.3.0/24"}}
+	if err := k8s.Create(ctx, nsp); err != nil {
+		t.Fatal(err)
+	}
+	conf := netConf("1.1.0", "wbnet", `"range":"10.72.0.0/16","node_slice_size":"/24"`)
+	const n = 20
+	run := func(verb string) []string {
+		out := make(chan string, n)
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				stdout, err := runPlugin(verb, conf, fmt.Sprintf("c-wb-%d", i), "node-w", fmt.Sprintf("K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=wb-%d", i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				r := &current.Result{}
+				if verb == "ADD" {
+					if err := json.Unmarshal(stdout, r); err != nil {
+						errs <- err
+						return
+					}
+					out <- r.IPs[0].Address.IP.String()
+					return
+				}
+				out <- ""
+			}()
+		}
+		var got []string
+		for range n {
+			select {
+			case a := <-out:
+				got = append(got, a)
+			case err := <-errs:
+				t.Fatal(err)
+			}
+		}
+		return got
+	}
+	seen := map[string]bool{}
+	for _, a := range run("ADD") {
+		if seen[a] || !netip.MustParsePrefix("10.72.3.0/24").Contains(netip.MustParseAddr(a)) {
+			t.Fatalf("%s twice or outside the node's slice", a)
+		}
+		seen[a] = true
+	}
+	poolName := "wbnet-node-w-10.72.3.0-24"
+	eventually(t, func() error {
+		p := &wbv1.IPPool{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: poolNS, Name: poolName}, p); err != nil {
+			return err
+		}
+		if len(p.Spec.Allocations) != n {
+			return fmt.Errorf("pool holds %d of %d", len(p.Spec.Allocations), n)
+		}
+		for key, al := range p.Spec.Allocations {
+			a, _ := cni.AtOffset(netip.MustParsePrefix("10.72.3.0/24"), key)
+			if !seen[a.String()] || !strings.HasPrefix(al.ContainerID, "c-wb-") {
+				return fmt.Errorf("entry %s %+v is no ADD's", key, al)
+			}
+		}
+		return nil
+	})
+	run("DEL")
+	eventually(t, func() error {
+		if got := ippool(t, poolName).Spec.Allocations; len(got) != 0 {
+			return fmt.Errorf("pool still holds %v", got)
+		}
+		for a := range seen {
+			if _, ok := reservation(t, cni.ReservationName("wbnet", netip.MustParseAddr(a))); ok {
+				return fmt.Errorf("reservation of %s left", a)
+			}
+		}
+		return nil
+	})
+}
+
+// eventually retries f for a bounded while: what a flusher process writes lands after the
+// verb that started it has answered.
+func eventually(t *testing.T, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestLogFile(t *testing.T) {
+	t.Setenv("NODENAME", "node-l")
+	logFile := t.TempDir() + "/rackwire.log"
+	a := attachment{conf: netConf("1.0.0", "logged", fmt.Sprintf(`"range":"10.73.0.0/24","log_file":%q`, logFile)), container: "c-log", pod: "log", args: "IP=10.99.0.1"}
+	args := a.cmdArgs()
+	if _, _, err := testutils.CmdAddWithArgs(args, func() error { return cni.Logged("ADD", cni.Add)(args) }); err == nil {
+		t.Fatal("ADD of an address outside the ranges succeeded")
+	}
+	b, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(b), `ADD network "logged" container c-log interface net1: ips: 10.99.0.1 is in none`) {
+		t.Errorf("log file: %q %v", b, err)
 	}
 }

@@ -19,6 +19,7 @@ package cni
 import (
 	"encoding/json"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -102,4 +103,36 @@ func (c *call) writeCache(pool string, pc *poolCache) {
 		return
 	}
 	_ = writeIfChanged(c.st.cachePath(pool), b, 0o600)
+}
+
+// The node's slice changes only when the network is re-sliced or the Node is deleted, and
+// rackwire's manager then keeps the old slice from every other node while its pool holds
+// addresses, and for --nodeslice-release-grace (2m) after: a slice read a few seconds ago
+// is as good as the NodeSlicePool itself.
+const sliceCacheTTL = 10 * time.Second
+
+type sliceCache struct {
+	Slice string    `json:"slice"`
+	Read  time.Time `json:"read"`
+}
+
+func (s *state) slicePath() string { return filepath.Join(s.dir, ".slice") }
+
+func (c *call) cachedSlice() (netip.Prefix, bool) {
+	b, err := os.ReadFile(c.st.slicePath())
+	if err != nil {
+		return netip.Prefix{}, false
+	}
+	sc := &sliceCache{}
+	if json.Unmarshal(b, sc) != nil || time.Since(sc.Read) > sliceCacheTTL || time.Since(sc.Read) < 0 {
+		return netip.Prefix{}, false
+	}
+	p, err := netip.ParsePrefix(sc.Slice)
+	return p, err == nil
+}
+
+func (c *call) cacheSlice(p netip.Prefix) {
+	if b, err := json.Marshal(sliceCache{Slice: p.String(), Read: time.Now()}); err == nil {
+		_ = writeIfChanged(c.st.slicePath(), b, 0o600)
+	}
 }

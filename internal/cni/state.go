@@ -44,6 +44,10 @@ type entry struct {
 	Range       string `json:"range"`
 	Address     string `json:"address"`
 	Reservation string `json:"reservation"`
+	// Pending: reserved and handed out, not yet in the pool (the flusher writes it).
+	Pending bool `json:"pending,omitempty"`
+	// Flushing: a flusher is writing it now; DEL waits for it while that flusher lives.
+	Flushing bool `json:"flushing,omitempty"`
 }
 
 // state is the node-local directory of one network: <state_dir>/<node>/<network>/. The node
@@ -173,4 +177,47 @@ func safeName(s string) string {
 		return "_"
 	}
 	return strings.NewReplacer("/", "_", "\x00", "_", "..", "__").Replace(s)
+}
+
+// The pending index: a marker per attachment with entries not yet in their pool, so a
+// flusher reads those records only, not every record of the node.
+func (s *state) pendingDir() string { return filepath.Join(s.dir, ".pending") }
+
+func (s *state) markPending(containerID, ifName string) error {
+	if err := os.MkdirAll(s.pendingDir(), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(s.pendingDir(), filepath.Base(s.path(containerID, ifName))), nil, 0o600)
+}
+
+func (s *state) unmarkPending(r *record) {
+	_ = os.Remove(filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName))))
+}
+
+// pendingRecords loads the records the index names, dropping markers of records gone.
+func (s *state) pendingRecords() ([]*record, error) {
+	des, err := os.ReadDir(s.pendingDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*record
+	for _, de := range des {
+		b, err := os.ReadFile(filepath.Join(s.dir, de.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			_ = os.Remove(filepath.Join(s.pendingDir(), de.Name()))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r := &record{}
+		if err := json.Unmarshal(b, r); err != nil {
+			return nil, fmt.Errorf("state record %s: %w", de.Name(), err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

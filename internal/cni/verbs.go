@@ -99,20 +99,22 @@ func (c *call) checkAddress(ctx context.Context, rec *record, a netip.Addr) erro
 		return fmt.Errorf("%s: not allocated to container %s, interface %s", a, c.containerID, c.ifName)
 	}
 	e := rec.Entries[i]
-	pool, err := c.getPool(ctx, e.Pool)
-	if err != nil {
-		return err
-	}
-	pr, err := netip.ParsePrefix(e.Range)
-	if err != nil {
-		return err
-	}
-	if pool == nil {
-		return fmt.Errorf("%s: IPPool %s is gone", a, e.Pool)
-	}
-	al, ok := pool.Spec.Allocations[Offset(pr, a)]
-	if !ok || al.ContainerID != c.containerID || al.IfName != c.ifName {
-		return fmt.Errorf("%s: IPPool %s no longer records it for container %s, interface %s", a, e.Pool, c.containerID, c.ifName)
+	if !e.Pending {
+		pool, err := c.getPool(ctx, e.Pool)
+		if err != nil {
+			return err
+		}
+		pr, err := netip.ParsePrefix(e.Range)
+		if err != nil {
+			return err
+		}
+		if pool == nil {
+			return fmt.Errorf("%s: IPPool %s is gone", a, e.Pool)
+		}
+		al, ok := pool.Spec.Allocations[Offset(pr, a)]
+		if !ok || al.ContainerID != c.containerID || al.IfName != c.ifName {
+			return fmt.Errorf("%s: IPPool %s no longer records it for container %s, interface %s", a, e.Pool, c.containerID, c.ifName)
+		}
 	}
 	orip := &wbv1.OverlappingRangeIPReservation{}
 	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", e.Reservation), orip); err != nil {
@@ -151,6 +153,12 @@ func GC(args *skel.CmdArgs) error {
 	}
 	for _, r := range recs {
 		if valid[[2]string{r.ContainerID, r.IfName}] {
+			continue
+		}
+		if r, err = c.waitFlushed(ctx, r); err != nil {
+			return err
+		}
+		if r == nil {
 			continue
 		}
 		gone := *c

@@ -15,9 +15,10 @@ limitations under the License.
 */
 
 // Package devenv runs rackwire the way `make dev` shows it: the local control plane of
-// internal/controlplane, the real manager binary talking to it under its own RBAC identity
-// with its webhooks served on loopback, and the samples applied. Everything it starts is
-// recorded in its directory, so that a later run cleans up after one that crashed.
+// internal/controlplane, kube-controller-manager's garbage collector and namespace controller,
+// the real manager binary talking to it under its own RBAC identity with its webhooks served
+// on loopback, and the samples applied. Everything it starts is recorded in its directory, so
+// that a later run cleans up after one that crashed.
 package devenv
 
 import (
@@ -47,6 +48,9 @@ type Options struct {
 	Dir string
 	// Manager is the path of the built manager binary.
 	Manager string
+	// ControllerManager is the kube-controller-manager binary; by default the one in
+	// KUBEBUILDER_ASSETS, where hack/envtest-bins.sh builds it.
+	ControllerManager string
 	// Samples applies config/samples once the manager is ready.
 	Samples bool
 	// SwitchLab starts the switch lab (root only) and points the sample AnsibleSwitch at it.
@@ -65,6 +69,8 @@ type Env struct {
 	Kubeconfig string
 	// ManagerLog is the file the manager writes its log to.
 	ManagerLog string
+	// ControllerManagerLog is kube-controller-manager's log (the garbage collector's).
+	ControllerManagerLog string
 	// Config is the admin REST config.
 	Config *rest.Config
 	// Client is an admin client knowing every rackwire group.
@@ -80,8 +86,11 @@ type Env struct {
 
 	opts    Options
 	cp      *envtest.Environment
-	manager *managerProcess
+	manager *child
+	kcm     *child
 	bmo     *bmoProcess
+	exited  chan struct{}
+	exitErr error
 	procs   *processRecord
 }
 
@@ -133,9 +142,15 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 
+	// The garbage collector, as in a cluster: owner references are how rackwire's objects
+	// (a VM's IPAMClaims) go.
+	if err := e.startControllerManager(ctx); err != nil {
+		return nil, err
+	}
 	if err := e.startManager(ctx); err != nil {
 		return nil, err
 	}
+	e.watchChildren()
 
 	if opts.SwitchLab {
 		e.startLab()
@@ -161,20 +176,41 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	return e, nil
 }
 
-// Done is closed when the manager exits on its own; Err then says why.
-func (e *Env) Done() <-chan struct{} { return e.manager.done }
+// Done is closed when the manager or kube-controller-manager exits on its own; Err then
+// says which and why.
+func (e *Env) Done() <-chan struct{} { return e.exited }
 
-// Err is the manager's exit error once Done is closed.
-func (e *Env) Err() error { return e.manager.err }
+// Err says which child exited and how, once Done is closed.
+func (e *Env) Err() error { return e.exitErr }
 
-// Stop stops the manager, then the control plane, and forgets the processes.
+// watchChildren closes exited when the first child ends: `make dev` without its garbage
+// collector would quietly behave unlike a cluster.
+func (e *Env) watchChildren() {
+	e.exited = make(chan struct{})
+	go func() {
+		var c *child
+		select {
+		case <-e.manager.done:
+			c = e.manager
+		case <-e.kcm.done:
+			c = e.kcm
+		}
+		e.exitErr = fmt.Errorf("%s exited: %v", c.name, c.err)
+		close(e.exited)
+	}()
+}
+
+// Stop stops the manager and kube-controller-manager, then the control plane, and forgets
+// the processes.
 func (e *Env) Stop() error {
 	var errs []error
 	if e.bmo != nil {
 		errs = append(errs, e.bmo.stop())
 	}
-	if e.manager != nil {
-		errs = append(errs, e.manager.stop(10*time.Second))
+	for _, c := range []*child{e.manager, e.kcm} {
+		if c != nil {
+			errs = append(errs, c.stop(10*time.Second))
+		}
 	}
 	if e.cp != nil && e.cp.ControlPlane.APIServer != nil {
 		errs = append(errs, e.cp.Stop())

@@ -37,10 +37,27 @@ import (
 // manager-role, so a missing RBAC marker fails in `make dev` as it would in a cluster.
 const managerUser = "rackwire-manager"
 
-type managerProcess struct {
+// child is a process devenv started and stops: the manager or kube-controller-manager.
+type child struct {
+	name string
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+}
+
+// startChild starts cmd in its own process group (so Stop, or a later run, can take down
+// anything it spawns), with the kernel stopping it if devenv dies first, and records it.
+func (e *Env) startChild(name string, cmd *exec.Cmd) (*child, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s %s: %w", name, cmd.Path, err)
+	}
+	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	return c, e.procs.record(cmd.Process.Pid)
 }
 
 func (e *Env) startManager(ctx context.Context) error {
@@ -95,32 +112,21 @@ func (e *Env) startManager(ctx context.Context) error {
 	}, e.opts.ManagerArgs...)
 	cmd := exec.Command(e.opts.Manager, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Own process group, so Stop (or a later run) can take down anything it spawns, and
-	// the kernel stops it if devenv dies first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	fmt.Fprintf(e.opts.Log, "starting the manager (log: %s)\n", e.ManagerLog)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the manager %s: %w", e.opts.Manager, err)
-	}
-	e.manager = &managerProcess{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		e.manager.err = cmd.Wait()
-		close(e.manager.done)
-	}()
-	if err := e.procs.record(cmd.Process.Pid); err != nil {
+	if e.manager, err = e.startChild("the manager", cmd); err != nil {
 		return err
 	}
-	return e.manager.waitReady(ctx, "http://"+probe+"/readyz", e.ManagerLog, 2*time.Minute)
+	return e.manager.waitReady(ctx, http.DefaultClient, "http://"+probe+"/readyz", e.ManagerLog, 2*time.Minute)
 }
 
-func (m *managerProcess) waitReady(ctx context.Context, url, logPath string, timeout time.Duration) error {
+func (m *child) waitReady(ctx context.Context, hc *http.Client, url, logPath string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := hc.Do(req); err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
@@ -128,15 +134,15 @@ func (m *managerProcess) waitReady(ctx context.Context, url, logPath string, tim
 		}
 		select {
 		case <-m.done:
-			return fmt.Errorf("the manager exited before it was ready (%v); last lines of %s:\n%s", m.err, logPath, tail(logPath, 20))
+			return fmt.Errorf("%s exited before it was ready (%v); last lines of %s:\n%s", m.name, m.err, logPath, tail(logPath, 20))
 		case <-ctx.Done():
-			return fmt.Errorf("the manager was not ready after %s; last lines of %s:\n%s", timeout, logPath, tail(logPath, 20))
+			return fmt.Errorf("%s was not ready after %s; last lines of %s:\n%s", m.name, timeout, logPath, tail(logPath, 20))
 		case <-tick.C:
 		}
 	}
 }
 
-func (m *managerProcess) stop(timeout time.Duration) error {
+func (m *child) stop(timeout time.Duration) error {
 	select {
 	case <-m.done:
 		return nil
@@ -149,7 +155,7 @@ func (m *managerProcess) stop(timeout time.Duration) error {
 	case <-time.After(timeout):
 		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
 		<-m.done
-		return fmt.Errorf("the manager did not stop within %s and was killed", timeout)
+		return fmt.Errorf("%s did not stop within %s and was killed", m.name, timeout)
 	}
 }
 

@@ -29,8 +29,9 @@ import (
 	"time"
 )
 
-// processRecord remembers the processes a run started (etcd, kube-apiserver, the manager)
-// in a file, so that the next run can kill them if this one dies without stopping them.
+// processRecord remembers the processes a run started (etcd, kube-apiserver,
+// kube-controller-manager, the manager) in a file, so that the next run can kill them if this
+// one dies without stopping them.
 // A process is identified by pid and start time, so a recycled pid is never killed.
 type processRecord struct {
 	path string

@@ -21,7 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
+
+	"github.com/rackwire/rackwire/internal/cniconf"
 )
 
 // IPAM types whose configuration may ask for node slices.
@@ -128,43 +129,11 @@ func ParseNetwork(config []byte) (Network, error) {
 }
 
 func (n *Network) readRange(r rangeConf, path string) error {
-	cidr := r.Range
-	if first, rest, ok := strings.Cut(r.Range, "-"); ok {
-		// whereabouts' "start-end/len" form: the range is end's network.
-		cidr = rest
-		if r.RangeStart == "" {
-			r.RangeStart = first
-		}
-		if r.RangeEnd == "" {
-			end, _, _ := strings.Cut(rest, "/")
-			r.RangeEnd = end
-		}
-	}
-	p, err := netip.ParsePrefix(strings.TrimSpace(cidr))
+	rng, err := cniconf.ParseRange(r.Range, r.RangeStart, r.RangeEnd, r.Exclude)
 	if err != nil {
-		return fmt.Errorf("%s.range: %q is not a CIDR: %w", path, r.Range, err)
+		return fmt.Errorf("%s.%w", path, err)
 	}
-	n.Range = p.Masked()
-	for _, b := range []struct {
-		s, field string
-		to       *netip.Addr
-	}{{r.RangeStart, "range_start", &n.Start}, {r.RangeEnd, "range_end", &n.End}} {
-		if b.s == "" {
-			continue
-		}
-		a, err := netip.ParseAddr(strings.TrimSpace(b.s))
-		if err != nil {
-			return fmt.Errorf("%s.%s: %q is not an address", path, b.field, b.s)
-		}
-		*b.to = a.Unmap()
-	}
-	for i, e := range r.Exclude {
-		x, err := netip.ParsePrefix(strings.TrimSpace(e))
-		if err != nil {
-			return fmt.Errorf("%s.exclude[%d]: %q is not a CIDR", path, i, e)
-		}
-		n.Exclude = append(n.Exclude, x.Masked())
-	}
+	n.Range, n.Start, n.End, n.Exclude = rng.Subnet, rng.Start, rng.End, rng.Exclude
 	return nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/sha512"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -88,7 +89,8 @@ func (p plugins) ipamOnly(verb, network, node string, pod netns) (string, error)
 		"CNI_IFNAME=net1", "CNI_PATH="+p.path, "NODENAME="+node, "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME="+string(pod))
 	cmd.Stdin = bytes.NewReader(conf)
 	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return string(out), fmt.Errorf("%v: %s %s", err, out, ee.Stderr)
 	}
 	return string(out), err
@@ -233,7 +235,10 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		a0, c1 := netns("rw-cni-a-0"), netns("rw-cni-c-1")
 		Expect(reach(a0, c1, v4[c1])).To(Succeed())
 		Expect(reach(c1, a0, v4[a0])).To(Succeed())
-		Expect(ipPool("rw-cni-v4-rw-node-b-" + strings.ReplaceAll(slices["rw-node-b"].String(), "/", "-")).Spec.Allocations).To(HaveLen(2))
+		// The node's flusher writes the pool behind the ADDs.
+		Eventually(func() map[string]nodeslicev1alpha1.IPAllocation {
+			return ipPool("rw-cni-v4-rw-node-b-" + strings.ReplaceAll(slices["rw-node-b"].String(), "/", "-")).Spec.Allocations
+		}, "30s").Should(HaveLen(2))
 	})
 
 	It("gives the same address to an ADD repeated for the same container and interface", func() {
@@ -247,20 +252,23 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		pod := netns("rw-cni-a-1")
 		out, log, err := tool.run("check", "rw-cni-v4", "rw-node-a", pod)
 		Expect(err).NotTo(HaveOccurred(), out+log)
-		var pools nodeslicev1alpha1.IPPoolList
-		Expect(admin.List(ctx, &pools, client.InNamespace("kube-system"))).To(Succeed())
-		removed := false
-		for i := range pools.Items {
-			p := &pools.Items[i]
-			for k, a := range p.Spec.Allocations {
-				if a.PodRef == "default/rw-cni-a-1" {
-					delete(p.Spec.Allocations, k)
-					Expect(admin.Update(ctx, p)).To(Succeed())
-					removed = true
+		// Once the flusher has written it, an operator (or whereabouts' reconciler) removes it.
+		Eventually(func(g Gomega) {
+			var pools nodeslicev1alpha1.IPPoolList
+			g.Expect(admin.List(ctx, &pools, client.InNamespace("kube-system"))).To(Succeed())
+			removed := false
+			for i := range pools.Items {
+				p := &pools.Items[i]
+				for k, a := range p.Spec.Allocations {
+					if a.PodRef == "default/rw-cni-a-1" {
+						delete(p.Spec.Allocations, k)
+						g.Expect(admin.Update(ctx, p)).To(Succeed())
+						removed = true
+					}
 				}
 			}
-		}
-		Expect(removed).To(BeTrue())
+			g.Expect(removed).To(BeTrue())
+		}, "30s").Should(Succeed())
 		_, log, err = tool.run("check", "rw-cni-v4", "rw-node-a", pod)
 		Expect(err).To(HaveOccurred())
 		Expect(log).To(ContainSubstring("no longer records it"))

@@ -93,7 +93,7 @@ var _ = Describe("make dev", Ordered, func() {
 		pool := &ipamv1alpha1.IPPool{}
 		Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "pool-1"}, pool)).To(Succeed())
 		Expect(pool.Spec.NamePrefix).To(Equal("provisioning"))
-		Expect(recordedPIDs(dir)).To(HaveLen(3), "etcd, kube-apiserver and the manager")
+		Expect(recordedPIDs(dir)).To(HaveLen(4), "etcd, kube-apiserver, kube-controller-manager and the manager")
 
 		// The sample VM's claim, allocated by the manager under its own ClusterRole: the
 		// first free address of each range of the sample NAD (gateway and exclusions skipped).
@@ -139,7 +139,7 @@ var _ = Describe("make dev", Ordered, func() {
 		}
 
 		current := recordedPIDs(dir)
-		Expect(current).To(HaveLen(3))
+		Expect(current).To(HaveLen(4), "etcd, kube-apiserver, kube-controller-manager, the manager")
 		Expect(clientFor(second.Kubeconfig).Get(ctx, client.ObjectKey{Namespace: "default", Name: "pool-1"}, &ipamv1alpha1.IPPool{})).To(Succeed())
 
 		Expect(second.Stop()).To(Succeed())

@@ -62,5 +62,13 @@ var _ = Describe("48 ports of one switch linked at once", func() {
 		GinkgoWriter.Printf("48 ports linked at once reached Active in %d driver runs (%d port changes)\n", len(runs), changes)
 		Expect(len(runs)).To(BeNumerically("<", 48/4), "batched")
 		Expect(f.Overlapped()).To(BeFalse())
+
+		By("one Event per port for the run, Active; none for the tenant's own link")
+		for name := range ports {
+			Eventually(eventReasons(ns, name)).Should(ContainElement(HavePrefix("Active")))
+		}
+		for name := range ports {
+			Expect(eventReasons(ns, name)()).NotTo(ContainElement(HavePrefix("Configuring")), name)
+		}
 	})
 })

@@ -28,6 +28,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/switchdriver"
@@ -76,7 +77,9 @@ type ticket struct {
 // switchQueue holds the requests of one switch. Only its runner goroutine calls the
 // driver, so one switch is never driven by two calls at once.
 type switchQueue struct {
-	driver  switchdriver.Driver
+	driver switchdriver.Driver
+	// source is what driver was built from, for Join.
+	source  string
 	pending []*ticket
 	running bool
 	// failed counts the runs in a row that failed as a whole; past the Batcher's threshold
@@ -114,6 +117,8 @@ type Batcher struct {
 	tickets map[string]*ticket
 	wake    map[string]func(types.NamespacedName)
 	syncs   atomic.Int64
+	// expected are the requests on their way, by requester (expect.go).
+	expected map[string]expectation
 }
 
 // NewBatcher returns a Batcher; timeout bounds each driver call.
@@ -155,14 +160,38 @@ func (b *Batcher) Take(key string, o op) (out result, done, pending bool) {
 }
 
 // Submit hands a request to the switch's next run. It replaces the requester's earlier
-// request: a waiting one is dropped, a running one ends unheard.
-func (b *Batcher) Submit(key string, sw types.NamespacedName, d switchdriver.Driver, o op) {
-	b.submit(&ticket{key: key, op: o}, sw, d)
+// request: a waiting one is dropped, a running one ends unheard. source names what d was
+// built from (see Join); "" lets no later request join on d.
+func (b *Batcher) Submit(key string, sw types.NamespacedName, d switchdriver.Driver, source string, o op) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.submitLocked(&ticket{key: key, op: o}, sw, d, source)
+}
+
+// Join hands a request to the switch's forming run and reports whether there was one whose
+// driver was built from the same provider (source, the AnsibleSwitch as the requester sees it).
+// A run's credentials are thus read once, for the first request of its burst: read for every
+// port, they cost the apiserver one more request per port on the way to the run. A run under
+// way does not count (nothing waits for the next one yet), so a rotated Secret is read again
+// for the next burst, and a changed AnsibleSwitch never rides on a driver built before it.
+func (b *Batcher) Join(key string, sw types.NamespacedName, source string, o op) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queues[sw]
+	if source == "" || q == nil || len(q.pending) == 0 || q.driver == nil || q.source != source {
+		return false
+	}
+	b.submitLocked(&ticket{key: key, op: o}, sw, q.driver, source)
+	return true
 }
 
 func (b *Batcher) submit(t *ticket, sw types.NamespacedName, d switchdriver.Driver) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.submitLocked(t, sw, d, "")
+}
+
+func (b *Batcher) submitLocked(t *ticket, sw types.NamespacedName, d switchdriver.Driver, source string) {
 	if old := b.tickets[t.key]; old != nil && !old.running && !old.done {
 		q := b.queues[sw]
 		for i, p := range q.pending {
@@ -179,7 +208,7 @@ func (b *Batcher) submit(t *ticket, sw types.NamespacedName, d switchdriver.Driv
 		b.queues[sw] = q
 	}
 	// The newest driver wins: it carries the newest credentials.
-	q.driver = d
+	q.driver, q.source = d, source
 	q.pending = append(q.pending, t)
 	q.lastSubmit = time.Now()
 	if !q.running {
@@ -196,7 +225,7 @@ func (b *Batcher) TakeCheck(sw types.NamespacedName) (done, pending bool, err er
 
 // SubmitCheck hands a check of the Switch to its next run; the Switch is woken when it ends.
 func (b *Batcher) SubmitCheck(sw types.NamespacedName, d switchdriver.Driver) {
-	b.Submit(requester("switch", sw), sw, d, checkOp)
+	b.Submit(requester("switch", sw), sw, d, "", checkOp)
 }
 
 // Breaker reports a switch's failed runs in a row and, while its circuit is open, until when.
@@ -236,7 +265,7 @@ func (b *Batcher) wait(ctx context.Context, sw types.NamespacedName, d switchdri
 // stop arriving.
 func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 	for {
-		b.settle(q)
+		b.settle(sw, q)
 		b.mu.Lock()
 		batch, d := q.pending, q.driver
 		q.pending = nil
@@ -260,7 +289,11 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 		for _, t := range batch {
 			t.running = true
 		}
+		quiet := time.Since(q.lastSubmit)
 		b.mu.Unlock()
+		// When a run starts after its requests, and how many it carries: a burst's time to
+		// its run is otherwise only seen from outside.
+		log.Log.WithName("switch-batcher").V(1).Info("switch run starts", "switch", sw.String(), "requests", len(batch), "sinceLastRequest", quiet.String())
 		if !open {
 			results = timedRun(sw, len(batch), func() []result { return b.drive(d, batch) })
 		}
@@ -268,12 +301,16 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 	}
 }
 
-// settle returns once no request has reached the queue for Window, or MaxWindow has passed.
-func (b *Batcher) settle(q *switchQueue) {
+// settle returns once no request has reached the queue for Window and none is expected (see
+// Expect), or MaxWindow has passed.
+func (b *Batcher) settle(sw types.NamespacedName, q *switchQueue) {
 	deadline := time.Now().Add(max(b.MaxWindow, b.Window))
 	for {
 		b.mu.Lock()
 		wait := b.Window - time.Since(q.lastSubmit)
+		if b.expecting(sw) {
+			wait = max(wait, expectPoll)
+		}
 		b.mu.Unlock()
 		wait = min(wait, time.Until(deadline))
 		if wait <= 0 {

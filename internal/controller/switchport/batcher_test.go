@@ -147,3 +147,99 @@ func TestBatcherLimitGrowsWithTheBatch(t *testing.T) {
 		t.Errorf("four ports: the call ended after %v, want about 900ms", got)
 	}
 }
+
+// A request joins the forming run of its switch, with that run's driver, only while the run
+// has not started and only when the driver was built from the same provider version; a
+// request joined is carried by the run like one submitted with a driver of its own.
+func TestBatcherJoinsOnlyTheFormingRunOfTheSameProvider(t *testing.T) {
+	reg := fake.NewRegistry()
+	f := reg.Get("ns", "a")
+	sw := types.NamespacedName{Namespace: "ns", Name: "a"}
+	bt := NewBatcher(200*time.Millisecond, 5*time.Second)
+	ch := func(p string) op {
+		return applyOp(switchdriver.Change{Port: p, Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+	}
+	if bt.Join("port/ns/p0", sw, "v1", ch("p0")) {
+		t.Fatal("joined with no run forming")
+	}
+	bt.Submit("port/ns/p0", sw, f, "v1", ch("p0"))
+	if bt.Join("port/ns/p1", sw, "v2", ch("p1")) {
+		t.Fatal("joined a run whose driver was built from another provider version")
+	}
+	if bt.Join("port/ns/p1", sw, "", ch("p1")) {
+		t.Fatal("joined without naming a provider version")
+	}
+	if !bt.Join("port/ns/p1", sw, "v1", ch("p1")) {
+		t.Fatal("did not join the forming run of the same provider version")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	done := map[string]bool{}
+	for len(done) < 2 {
+		for _, p := range []string{"p0", "p1"} {
+			if _, ok, _ := bt.Take("port/ns/"+p, ch(p)); ok {
+				done[p] = true
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not end both requests: %v", done)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if calls := f.ApplyCalls(); len(calls) != 1 || len(calls[0].Changes) != 2 {
+		t.Fatalf("want one apply of both ports, got %+v", calls)
+	}
+	if bt.Join("port/ns/p2", sw, "v1", ch("p2")) {
+		t.Fatal("joined a run that has ended")
+	}
+}
+
+// A run does not start while a request is announced and not yet made (a link whose reconcile
+// lags), an older generation's reconcile does not clear the announcement, and an announcement
+// never made good holds runs back for at most MaxWindow.
+func TestBatcherWaitsForExpectedRequests(t *testing.T) {
+	reg := fake.NewRegistry()
+	f := reg.Get("ns", "a")
+	sw := types.NamespacedName{Namespace: "ns", Name: "a"}
+	bt := NewBatcher(100*time.Millisecond, 5*time.Second)
+	bt.MaxWindow = time.Second
+	ch := func(p string) op {
+		return applyOp(switchdriver.Change{Port: p, Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+	}
+	takeAll := func(ports ...string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		done := map[string]bool{}
+		for len(done) < len(ports) {
+			for _, p := range ports {
+				if _, ok, _ := bt.Take("port/ns/"+p, ch(p)); ok {
+					done[p] = true
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the run did not end the requests: %v", done)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	bt.Expect(sw, "port/ns/p1", 3)
+	bt.Submit("port/ns/p0", sw, f, "v1", ch("p0"))
+	bt.Arrived("port/ns/p1", 2) // a reconcile of the generation before the link
+	time.Sleep(400 * time.Millisecond)
+	if n := len(f.ApplyCalls()); n != 0 {
+		t.Fatalf("%d runs started while a request was expected", n)
+	}
+	bt.Submit("port/ns/p1", sw, f, "v1", ch("p1"))
+	bt.Arrived("port/ns/p1", 3)
+	takeAll("p0", "p1")
+	if calls := f.ApplyCalls(); len(calls) != 1 || len(calls[0].Changes) != 2 {
+		t.Fatalf("want one apply of both ports, got %+v", calls)
+	}
+
+	bt.Expect(sw, "port/ns/gone", 1)
+	start := time.Now()
+	bt.Submit("port/ns/p2", sw, f, "v1", ch("p2"))
+	takeAll("p2")
+	if took := time.Since(start); took < bt.MaxWindow/2 || took > bt.MaxWindow+2*time.Second {
+		t.Fatalf("a request never made held the run for %v (MaxWindow %v)", took, bt.MaxWindow)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,6 +40,9 @@ const (
 	IndexHeldPort = "rackwire.heldPort"
 	// IndexRecordedSwitch indexes SwitchPorts by the Switch their status records.
 	IndexRecordedSwitch = "rackwire.recordedSwitch"
+	// IndexTenant indexes SwitchPorts by the namespaces whose SwitchResourceLimit they count
+	// against: their own, and that of the configuration they link or hold (see tenantKeys).
+	IndexTenant = "rackwire.tenant"
 )
 
 // target is one physical port of one Switch.
@@ -92,12 +96,24 @@ func recordedSwitchKeys(o client.Object) []string {
 	return []string{p.Status.Switch.Namespace + "/" + p.Status.Switch.Name}
 }
 
-// IndexFields registers the indexes the switch reconcilers look ports and entries up by.
+// indexed remembers the caches IndexFields has served: the reconcilers and the webhooks both
+// look up by these indexes, either may be set up without the other (--webhooks=false, a
+// suite of webhooks alone), and a cache refuses an index registered twice.
+var indexed sync.Map
+
+// IndexFields registers the indexes the switch reconcilers and webhooks look ports and entries
+// up by, once per cache.
 func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
+	if _, done := indexed.LoadOrStore(idx, true); done {
+		return nil
+	}
 	if err := idx.IndexField(ctx, &networkv1alpha1.Switch{}, IndexSwitchEntry, entryKeys); err != nil {
 		return err
 	}
 	if err := idx.IndexField(ctx, &networkv1alpha1.SwitchPort{}, IndexHeldPort, heldKeys); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &networkv1alpha1.SwitchPort{}, IndexTenant, tenantKeys); err != nil {
 		return err
 	}
 	return idx.IndexField(ctx, &networkv1alpha1.SwitchPort{}, IndexRecordedSwitch, recordedSwitchKeys)
@@ -122,11 +138,12 @@ func Vouchers(sws []networkv1alpha1.Switch, namespace, name string) []Voucher {
 	return out
 }
 
-// VouchingEntry returns the one Switch entry that names the port, or why there is none.
-// It lists every Switch: webhooks call it through the API reader, which has no index.
+// VouchingEntry returns the one Switch entry that names the port, or why there is none. c is
+// the manager's cache (IndexSwitchEntry): the reconciler looks the entry up on every
+// reconcile, the SwitchPort webhook on every link.
 func VouchingEntry(ctx context.Context, c client.Reader, port *networkv1alpha1.SwitchPort) (*Voucher, string, error) {
 	list := &networkv1alpha1.SwitchList{}
-	if err := c.List(ctx, list); err != nil {
+	if err := c.List(ctx, list, client.MatchingFields{IndexSwitchEntry: port.Namespace + "/" + port.Name}); err != nil {
 		return nil, "", err
 	}
 	v, why := oneVoucher(Vouchers(list.Items, port.Namespace, port.Name), port)

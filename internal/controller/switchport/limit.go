@@ -69,7 +69,8 @@ func (r *LimitReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 
 // UsedVLANs counts the VLANs of tenant configurations that the namespace's ports hold on
 // their switches (a clean port's parking VLAN or provisioning network is the infra team's).
-// A VLAN stays in use while any port holds it, hence the reference count.
+// A VLAN stays in use while any port holds it, hence the reference count. c is the manager's
+// cache (IndexTenant).
 func UsedVLANs(ctx context.Context, c client.Reader, namespace string) (vlan.Set, error) {
 	ports, err := tenantPorts(ctx, c, namespace)
 	if err != nil {
@@ -89,12 +90,15 @@ func UsedVLANs(ctx context.Context, c client.Reader, namespace string) (vlan.Set
 
 // ClaimedVLANs are the VLANs the namespace's ports hold or are about to: those of the
 // configurations they hold and of those linked to them, applied or not yet. The limit webhook
-// counts these, so a link being applied cannot slip under a shrinking limit.
-func ClaimedVLANs(ctx context.Context, c client.Reader, namespace string) (map[int][]string, error) {
-	ports, err := tenantPorts(ctx, c, namespace)
-	if err != nil {
+// counts these, so a link being applied cannot slip under a shrinking limit. api is the API
+// reader, not the cache: a link admitted a moment ago must count, and limits change seldom
+// enough that listing every port of the cluster here costs nothing that matters.
+func ClaimedVLANs(ctx context.Context, api client.Reader, namespace string) (map[int][]string, error) {
+	list := &networkv1alpha1.SwitchPortList{}
+	if err := api.List(ctx, list); err != nil {
 		return nil, err
 	}
+	ports := ofTenant(list.Items, namespace)
 	out := map[int][]string{}
 	note := func(s vlan.Set, who string) {
 		for id := range s.All() {
@@ -117,7 +121,7 @@ func ClaimedVLANs(ctx context.Context, c client.Reader, namespace string) (map[i
 			continue
 		}
 		cfg := &networkv1alpha1.SwitchPortConfiguration{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, cfg); err != nil {
+		if err := api.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, cfg); err != nil {
 			continue
 		}
 		if s, err := VLANsOf(&cfg.Spec); err == nil {

@@ -96,7 +96,12 @@ type outcome struct {
 	// gone means the finalizer was removed: there is no status left to write.
 	gone bool
 	// event is set when the outcome is worth an Event although it is not a failure.
-	event   bool
+	event bool
+	// asked marks a state change that is the direct answer to the tenant's own edit (a link,
+	// a relink): the status says so at once, and the Event of its end (Active, or the
+	// failure) follows, so it gets no Event of its own. A burst of links would otherwise cost
+	// the apiserver one more write per port, on the way to the switch run.
+	asked   bool
 	requeue time.Duration
 	// applied replaces the status record (where and what) when set.
 	applied *appliedConfig

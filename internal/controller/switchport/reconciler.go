@@ -63,24 +63,51 @@ type Reconciler struct {
 	// writer of SwitchPort status, so a cached status that differs is one the cache has not
 	// caught up with; acting on it would repeat a switch run (a second clean, say).
 	written map[types.NamespacedName]writtenStatus
-	// reads is when each physical port was last read back: a port read within the drift
-	// interval is not read again because some other object's event woke its SwitchPort.
+	// reads is when each physical port was last read back: a port read in its switch's
+	// drift round is not read again because some other object's event woke its SwitchPort.
 	reads map[string]time.Time
+	// rounds is when each switch's current drift round started (see readDue).
+	rounds map[types.NamespacedName]time.Time
 }
 
-// readDue reports whether the physical port is due a read-back, and marks it read if so.
+// readDue reports whether the physical port is due a read-back in its switch's current drift
+// round, and marks it read if so. A round starts when the first port of the switch is due
+// after the previous round's interval; every port of the switch is due once per round, and
+// steady ports are requeued to the start of the next round (nextRound), so the switch's
+// ports are read together, in one run per interval, however their reconciles are spread.
 func (r *Reconciler) readDue(t target) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.reads == nil {
-		r.reads = map[string]time.Time{}
+		r.reads, r.rounds = map[string]time.Time{}, map[types.NamespacedName]time.Time{}
 	}
-	if last, ok := r.reads[t.key()]; ok && time.Since(last) < r.DriftInterval {
+	now := time.Now()
+	round, ok := r.rounds[t.sw]
+	if !ok || now.Sub(round) >= r.DriftInterval {
+		round = now
+		r.rounds[t.sw] = round
+	}
+	if last, ok := r.reads[t.key()]; ok && !last.Before(round) {
 		return false
 	}
-	r.reads[t.key()] = time.Now()
+	r.reads[t.key()] = now
 	return true
 }
+
+// nextRound is how long until the switch's next drift round: when a steady port comes back.
+func (r *Reconciler) nextRound(sw types.NamespacedName) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	round, ok := r.rounds[sw]
+	if !ok {
+		return r.DriftInterval
+	}
+	// A little past the round's end, so the first port back starts the next round.
+	return max(time.Until(round.Add(r.DriftInterval)), 0) + roundSlack
+}
+
+// roundSlack is how long after a round's interval its ports come back.
+const roundSlack = 10 * time.Millisecond
 
 // forgetRead makes the next read-back of the physical port due at once: it was just changed.
 func (r *Reconciler) forgetRead(t target) {
@@ -153,6 +180,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.stale(port) {
 		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
+	// Whatever request this generation needs is made below (or none is): a forming run on
+	// the port's switch no longer waits for it.
+	defer r.Batcher.Arrived(requester("port", req.NamespacedName), port.Generation)
 	base := port.DeepCopy()
 	m, err := r.load(ctx, port)
 	if err != nil {
@@ -227,7 +257,7 @@ func (r *Reconciler) note(m *machine, from networkv1alpha1.SwitchPortState, o ou
 	port := m.port
 	record(port, o)
 	countDrift(port, o)
-	if o.warn || o.event || o.next != from {
+	if o.warn || o.event || (o.next != from && !o.asked) {
 		r.Recorder.Eventf(port, nil, eventType(o), o.reason, string(o.next), "%s", o.message)
 	}
 	if o.detail == "" {
@@ -279,11 +309,10 @@ func (r *Reconciler) backoff(key types.NamespacedName) time.Duration {
 // the record existed is adopted as the entry's physical port, which is what was driven then.
 func (r *Reconciler) load(ctx context.Context, port *networkv1alpha1.SwitchPort) (*machine, error) {
 	m := &machine{port: port, deleting: !port.DeletionTimestamp.IsZero()}
-	list := &networkv1alpha1.SwitchList{}
-	if err := r.List(ctx, list, client.MatchingFields{IndexSwitchEntry: port.Namespace + "/" + port.Name}); err != nil {
+	v, why, err := VouchingEntry(ctx, r.Client, port)
+	if err != nil {
 		return nil, err
 	}
-	v, why := oneVoucher(Vouchers(list.Items, port.Namespace, port.Name), port)
 	if v == nil {
 		m.vouch = why
 		return m, nil

@@ -122,7 +122,8 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	}
 	m := mapper{c}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		For(&networkv1alpha1.SwitchPort{}).
+		Named("switchport").
+		Watches(&networkv1alpha1.SwitchPort{}, portEvents(o.Batcher)).
 		WatchesRawSource(source.Channel(Wakes(o.Batcher, "port", func(n types.NamespacedName) client.Object {
 			return &networkv1alpha1.SwitchPort{ObjectMeta: metav1.ObjectMeta{Namespace: n.Namespace, Name: n.Name}}
 		}), &handler.EnqueueRequestForObject{})).

@@ -67,7 +67,7 @@ func handleIdle(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return *o
 	}
 	if ref := refOf(m.port); ref != nil {
-		return outcome{next: configuring, reason: ReasonConfiguring, message: "configuration " + describe(ref) + " linked", then: true}
+		return outcome{next: configuring, reason: ReasonConfiguring, message: "configuration " + describe(ref) + " linked", then: true, asked: true}
 	}
 	t, _ := recordOf(m.port)
 	cs, err := cleanStateOf(ctx, r.Client, m.sw, t.port)
@@ -87,7 +87,7 @@ func handleIdle(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return outcome{next: cleaning, reason: ReasonDrift, warn: true, then: true, applied: &appliedConfig{target: t},
 			message: fmt.Sprintf("port %s differs on the switch from its clean state; cleaning it again", t.port)}
 	}
-	return outcome{next: idle, reason: ReasonIdle, message: fmt.Sprintf("port %s is clean (%s)", t.port, cs.mode), requeue: r.DriftInterval}
+	return outcome{next: idle, reason: ReasonIdle, message: idleMessage(t.port, cs.mode), requeue: r.nextRound(t.sw)}
 }
 
 func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
@@ -161,7 +161,7 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return *o
 	}
 	reconfigure := func(msg string) outcome {
-		return outcome{next: configuring, reason: ReasonConfiguring, message: msg, event: true, then: true}
+		return outcome{next: configuring, reason: ReasonConfiguring, message: msg, then: true, asked: true}
 	}
 	if applied := m.port.Status.ConfigurationRef; applied == nil || *applied != *ref {
 		return reconfigure("linked configuration changed to " + describe(ref) + "; reconfiguring in place")
@@ -186,7 +186,7 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return outcome{next: configuring, reason: ReasonDrift, warn: true, then: true,
 			message: fmt.Sprintf("port %s differs on the switch from configuration %s; reapplying", t.port, describe(ref))}
 	}
-	return outcome{next: active, reason: ReasonActive, requeue: r.DriftInterval,
+	return outcome{next: active, reason: ReasonActive, requeue: r.nextRound(t.sw),
 		message: fmt.Sprintf("port %s holds configuration %s", t.port, describe(ref))}
 }
 
@@ -272,8 +272,14 @@ func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
 	case refOf(m.port) != nil:
 		return outcome{next: configuring, reason: ReasonConfiguring, message: msg + "; a configuration is linked", applied: clean, then: true}
 	default:
-		return outcome{next: idle, reason: ReasonIdle, message: msg, applied: clean, event: true}
+		return outcome{next: idle, reason: ReasonIdle, message: idleMessage(t.port, cs.mode), applied: clean, event: true}
 	}
+}
+
+// idleMessage is the one message of a clean Idle port: the reconcile that follows its own
+// status write (and each drift read) then finds nothing to write.
+func idleMessage(port string, mode networkv1alpha1.CleanMode) string {
+	return fmt.Sprintf("port %s is clean (%s)", port, mode)
 }
 
 func handleDeleting(ctx context.Context, r *Reconciler, m *machine) outcome {

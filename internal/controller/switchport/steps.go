@@ -119,12 +119,32 @@ func (r *Reconciler) request(ctx context.Context, m *machine, sw *networkv1alpha
 	if wait := r.backoff(client.ObjectKeyFromObject(m.port)); wait > 0 {
 		return result{}, false, &outcome{next: state, keep: true, requeue: wait}
 	}
+	if r.Batcher.Join(key, client.ObjectKeyFromObject(sw), r.sourceOf(ctx, sw), o) {
+		return result{}, false, nil
+	}
 	d, out := r.driverFor(ctx, m, sw, state)
 	if out != nil {
 		return result{}, false, out
 	}
-	r.Batcher.Submit(key, client.ObjectKeyFromObject(sw), d, o)
+	r.Batcher.Submit(key, client.ObjectKeyFromObject(sw), d, providerVersion(m.provider), o)
 	return result{}, false, nil
+}
+
+// sourceOf names the provider a driver of the Switch would be built from now ("" if none).
+func (r *Reconciler) sourceOf(ctx context.Context, sw *networkv1alpha1.Switch) string {
+	if sw.Spec.Provider.Kind != "AnsibleSwitch" {
+		return ""
+	}
+	return providerVersion(r.providerOf(ctx, sw))
+}
+
+// providerVersion names one version of an AnsibleSwitch: a driver built from another (a new host, a
+// new Secret name) is not the one to use.
+func providerVersion(a *networkv1alpha1.AnsibleSwitch) string {
+	if a == nil {
+		return ""
+	}
+	return string(a.UID) + "/" + a.ResourceVersion
 }
 
 // providerOf is the Switch's AnsibleSwitch, where a run's full error is reported too.

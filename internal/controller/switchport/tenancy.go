@@ -60,19 +60,41 @@ func linkedTenant(port *networkv1alpha1.SwitchPort) string {
 	return TenantOf(port, port.Spec.Configuration)
 }
 
-// tenantPorts lists the ports whose linked or held configuration belongs to the namespace,
-// wherever the ports live, plus the namespace's own ports.
-func tenantPorts(ctx context.Context, c client.Reader, namespace string) ([]networkv1alpha1.SwitchPort, error) {
-	ports := &networkv1alpha1.SwitchPortList{}
-	if err := c.List(ctx, ports); err != nil {
-		return nil, err
+// tenantKeys are the namespaces whose limit a port counts against (IndexTenant).
+func tenantKeys(o client.Object) []string {
+	p, ok := o.(*networkv1alpha1.SwitchPort)
+	if !ok {
+		return nil
 	}
+	out := []string{p.Namespace}
+	for _, ns := range []string{heldTenant(p), linkedTenant(p)} {
+		if ns != "" && ns != out[0] && (len(out) < 2 || ns != out[1]) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// ofTenant keeps the ports whose linked or held configuration belongs to the namespace,
+// wherever the ports live, plus the namespace's own ports.
+func ofTenant(ports []networkv1alpha1.SwitchPort, namespace string) []networkv1alpha1.SwitchPort {
 	var out []networkv1alpha1.SwitchPort
-	for i := range ports.Items {
-		p := &ports.Items[i]
+	for i := range ports {
+		p := &ports[i]
 		if p.Namespace == namespace || heldTenant(p) == namespace || linkedTenant(p) == namespace {
 			out = append(out, *p)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// tenantPorts are ofTenant's ports, from the manager's cache through IndexTenant: host ports
+// link configurations across namespaces, so no namespace-scoped list finds them all, and
+// listing every port of the cluster on each limit event grew with the cluster.
+func tenantPorts(ctx context.Context, cached client.Reader, namespace string) ([]networkv1alpha1.SwitchPort, error) {
+	ports := &networkv1alpha1.SwitchPortList{}
+	if err := cached.List(ctx, ports, client.MatchingFields{IndexTenant: namespace}); err != nil {
+		return nil, err
+	}
+	return ofTenant(ports.Items, namespace), nil
 }

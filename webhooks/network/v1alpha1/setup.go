@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -25,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controller/switchport"
 )
 
 var (
@@ -39,7 +42,12 @@ var (
 // Setup registers the webhooks of the metal3.io switch kinds.
 func Setup(mgr ctrl.Manager) error {
 	// The validators read through the API, not the cache: a limit created a moment ago
-	// must already bound the next configuration.
+	// must already bound the next configuration. The SwitchPort webhook, on the path of
+	// every link, reads the cache first (see SwitchPortWebhook) through the indexes the
+	// state machine registers too.
+	if err := switchport.IndexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	r := mgr.GetAPIReader()
 	hooks := []error{
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.Switch{}).WithValidator(SwitchWebhook{Reader: r}).Complete(),

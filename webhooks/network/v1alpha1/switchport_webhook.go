@@ -36,9 +36,22 @@ import (
 
 // SwitchPortWebhook checks a newly linked configuration against the port and the
 // namespace's limit, and keeps tenants to spec.configuration.
+//
+// A link is the tenant's most frequent write (a MachineDeployment scaling up links a port
+// per host), so the webhook reads the manager's cache, through its indexes, rather than ask
+// the apiserver three times per link. What it checks is checked again by the state machine
+// before and after the switch run, from the cache as it is then: a Switch entry or a limit
+// tightened a moment before the link (the cache not showing it yet) stops the port in
+// Configuring or cleans it (OutsideLimit), never leaves it holding VLANs outside its limit.
+// The same holds for a link admitted while the limit shrinks (two admissions are never
+// serialised, cache or not): the limit webhook counts links through the API reader, and
+// whichever lands second is caught by the state machine's checks.
 type SwitchPortWebhook struct {
+	// Reader is the API reader: a configuration or limit created a moment ago, which the
+	// cache may not show yet, is looked up there rather than refused.
 	Reader client.Reader
-	// Client creates the SubjectAccessReviews that tell a tenant from the infra team.
+	// Client reads from the manager's cache and creates the SubjectAccessReviews that tell
+	// a tenant from the infra team.
 	Client client.Client
 }
 
@@ -129,7 +142,7 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 		return nil, nil
 	}
 	path := field.NewPath("spec", "configuration")
-	v, _, err := switchport.VouchingEntry(ctx, w.Reader, port)
+	v, _, err := switchport.VouchingEntry(ctx, w.Client, port)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +166,7 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 		}
 	}
 	c := &networkv1alpha1.SwitchPortConfiguration{}
-	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: tenant, Name: ref.Name}, c); err != nil {
+	if err := cachedOrFresh(ctx, w.Client, w.Reader, client.ObjectKey{Namespace: tenant, Name: ref.Name}, c); err != nil {
 		if apierrors.IsNotFound(err) {
 			return field.ErrorList{field.NotFound(path.Child("name"), ref.Name)}, nil
 		}
@@ -166,7 +179,7 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 	errs := switchport.FitsPort(path, &c.Spec, entry)
 	errs = append(errs, fitsOS(path, c, os)...)
 	limit := &networkv1alpha1.SwitchResourceLimit{}
-	err = w.Reader.Get(ctx, client.ObjectKey{Namespace: tenant, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
+	err = cachedOrFresh(ctx, w.Client, w.Reader, client.ObjectKey{Namespace: tenant, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
 	switch {
 	case apierrors.IsNotFound(err):
 		errs = append(errs, field.Forbidden(path, "namespace "+tenant+" has no SwitchResourceLimit user-limit; ask the infra team for one"))
@@ -176,6 +189,17 @@ func (w SwitchPortWebhook) validateLink(ctx context.Context, port *networkv1alph
 		errs = append(errs, switchport.FitsLimit(path, &c.Spec, limit)...)
 	}
 	return errs, nil
+}
+
+// cachedOrFresh reads an object from the cache and, when the cache has none, from the
+// apiserver: infra teams create a limit and tenants a configuration just before linking it,
+// and a link must not be refused because the cache has yet to show them.
+func cachedOrFresh(ctx context.Context, cached, api client.Reader, key client.ObjectKey, obj client.Object) error {
+	err := cached.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		return api.Get(ctx, key, obj)
+	}
+	return err
 }
 
 // switchOS is the OS of the vouching Switch's AnsibleSwitch ("" when there is no Switch or

@@ -1,0 +1,46 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/skel"
+)
+
+// Logged wraps a verb so that its failures also go to the configuration's log_file, as
+// whereabouts logs there: the runtime's own log keeps only the last error of a pod.
+func Logged(verb string, f func(*skel.CmdArgs) error) func(*skel.CmdArgs) error {
+	return func(args *skel.CmdArgs) error {
+		err := f(args)
+		if err == nil {
+			return nil
+		}
+		cfg, perr := ParseConfig(args.StdinData)
+		if perr != nil || cfg.LogFile == "" {
+			return err
+		}
+		if lf, ferr := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+			_, _ = fmt.Fprintf(lf, "%s [error] %s network %q container %s interface %s: %v\n",
+				time.Now().UTC().Format(time.RFC3339Nano), verb, cfg.Name, args.ContainerID, args.IfName, err)
+			_ = lf.Close()
+		}
+		return err
+	}
+}
