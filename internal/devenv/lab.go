@@ -20,7 +20,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,9 +58,8 @@ func labDir() string { return filepath.Join(os.TempDir(), "rackwire-dev-lab") }
 // startLab starts the switch lab, or says what it lacks and lets the rest come up.
 func (e *Env) startLab() {
 	if os.Geteuid() != 0 {
-		fmt.Fprintln(e.opts.Log, "switch lab: not started: it needs root (it creates the user rackwire-lab, runs Open vSwitch and an sshd "+
-			"on loopback, and hack/system-packages.sh installs ansible, python3-network-runner, openvswitch-switch, openssh-server, "+
-			"sshpass and python3-paramiko); run `sudo make dev` for it. The sample Switch stays not Ready, everything else runs.")
+		fmt.Fprintf(e.opts.Log, "switch lab: not started: it needs root (it creates the user rackwire-lab and runs Open vSwitch "+
+			"and an sshd on loopback)%s; run `sudo make dev` for it. The sample Switch stays not Ready, everything else runs.\n", missingPackages())
 		return
 	}
 	fmt.Fprintln(e.opts.Log, "starting the switch lab (Open vSwitch behind an sshd on loopback)")
@@ -119,4 +120,24 @@ func (e *Env) linkSamples(ctx context.Context, ns string) error {
 	}
 	fmt.Fprintf(e.opts.Log, "linked the sample SwitchPorts to their configurations on the lab switch (%s:%d)\n", e.Lab.Host, e.Lab.Port)
 	return nil
+}
+
+// labPackages are the Debian packages the lab and the Ansible driver need
+// (hack/system-packages.sh installs them as root).
+var labPackages = []string{"ansible", "python3-network-runner", "openvswitch-switch", "openssh-server", "sshpass", "python3-paramiko"}
+
+// missingPackages names the lab's packages dpkg does not list as installed, as a clause of
+// startLab's message.
+func missingPackages() string {
+	var missing []string
+	for _, p := range labPackages {
+		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
+		if err != nil || !strings.Contains(string(out), "install ok installed") {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return " (its packages are installed)"
+	}
+	return " and the packages " + strings.Join(missing, ", ") + " (hack/system-packages.sh installs them)"
 }
