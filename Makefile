@@ -96,7 +96,7 @@ cni-bins: ## Build the whereabouts CNI binary and node-slice controller, cnitool
 	@hack/cni-bins.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest bmo cni-bins ## Unit, envtest and end-to-end tests.
+test: manifests generate fmt vet envtest bmo cni-bins kustomize ## Unit, envtest and end-to-end tests (test/deploy applies the kustomize output).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench
@@ -120,14 +120,18 @@ run: manifests generate fmt vet ## Run the manager against the cluster of your c
 	$(GO) run ./cmd/manager --webhooks=false --metrics-bind-address=0 --leader-elect=false
 
 .PHONY: dev
-dev: manifests generate envtest ## Local control plane on loopback with CRDs, webhooks, the manager and samples.
+dev: manifests generate envtest $(if $(BMO),bmo) ## Local control plane on loopback with CRDs, webhooks, the manager, the switch lab (root) and samples; BMO=1 adds BMO in test mode and a host.
 	$(GO) build -o $(LOCALBIN)/manager ./cmd/manager
 	$(GO) build -o $(LOCALBIN)/devenv ./cmd/devenv
-	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(LOCALBIN)/devenv --manager $(LOCALBIN)/manager --dir $(LOCALBIN)/dev
+	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(LOCALBIN)/devenv --manager $(LOCALBIN)/manager --dir $(LOCALBIN)/dev $(if $(BMO),--bmo)
 
 .PHONY: docker-build
-docker-build: ## Build the manager image (needs a Docker engine).
+docker-build: ## Build the image: the manager and the CNI plugin (needs a Docker engine).
 	docker build -t $(IMG) .
+
+.PHONY: image-check
+image-check: ## Run the Dockerfile's builder-stage commands without a Docker engine and check every binary the image copies.
+	hack/image-check.sh
 
 .PHONY: docker-push
 docker-push: ## Push the manager image.
@@ -152,6 +156,11 @@ deploy: manifests kustomize ## Deploy the operator (needs cert-manager) with ima
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	cd config/cni && $(KUSTOMIZE) edit set image controller=$(IMG)
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: deploy-monitoring
+deploy-monitoring: kustomize ## The ServiceMonitor, alerts (Prometheus Operator) and Grafana dashboard ConfigMap.
+	$(KUSTOMIZE) build config/prometheus | $(KUBECTL) apply --server-side -f -
+	$(KUSTOMIZE) build config/grafana | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: kustomize ## Remove the operator.

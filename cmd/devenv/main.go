@@ -37,15 +37,17 @@ func main() {
 	dir := flag.String("dir", "bin/dev", "Directory for the kubeconfig, the manager log and the control plane's state.")
 	manager := flag.String("manager", "bin/manager", "The manager binary to run.")
 	samples := flag.Bool("samples", true, "Apply config/samples once the manager is ready.")
+	lab := flag.Bool("switch-lab", true, "Start the switch lab (root only) and point the sample AnsibleSwitch at it.")
+	bmo := flag.Bool("bmo", false, "Run the Bare Metal Operator in test mode with a BareMetalHost wired to the lab switch (config/samples/bmo).")
 	flag.Parse()
 
-	if err := run(*dir, *manager, *samples); err != nil {
+	if err := run(*dir, *manager, *samples, *lab, *bmo); err != nil {
 		fmt.Fprintln(os.Stderr, "devenv:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, manager string, samples bool) error {
+func run(dir, manager string, samples, lab, bmo bool) error {
 	root, err := controlplane.RepoRoot(".")
 	if err != nil {
 		return err
@@ -59,11 +61,11 @@ func run(dir, manager string, samples bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	env, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: samples, Log: os.Stdout})
+	env, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: samples, SwitchLab: lab, BMO: bmo, Log: os.Stdout})
 	if err != nil {
 		return err
 	}
-	printTryThis(env.Kubeconfig, env.ManagerLog, env.ControllerManagerLog)
+	printTryThis(env.Kubeconfig, env.ManagerLog, env.ControllerManagerLog, env.MetricsURL)
 
 	var runErr error
 	select {
@@ -78,7 +80,7 @@ func run(dir, manager string, samples bool) error {
 	return runErr
 }
 
-func printTryThis(kubeconfig, managerLog, kcmLog string) {
+func printTryThis(kubeconfig, managerLog, kcmLog, metricsURL string) {
 	kubectl := "kubectl"
 	if _, err := exec.LookPath(kubectl); err != nil {
 		// hack/envtest-bins.sh builds one next to kube-apiserver.
@@ -93,12 +95,15 @@ Try, from another shell:
 
   export KUBECONFIG=%s
   %s get ippools,ipclaims,ipaddresses.ipam.metal3.io,switches,switchports,ipaddressclaims -A
+  %s get switches,switchports -A
+  %s get nodeslicepools -n kube-system
   %s get ipamclaims -A -o custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,NETWORK:.spec.network,IPS:.status.ips
   %s get crds
   %s explain switchportconfiguration.spec
   %s explain ippool.spec.pools
   %s apply -f config/samples/
+  curl -s %s | grep ^rackwire_
 
 Ctrl-C stops everything.
-`, managerLog, kcmLog, kubeconfig, k, k, k, k, k, k)
+`, managerLog, kcmLog, kubeconfig, k, k, k, k, k, k, k, k, metricsURL)
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rackwire/rackwire/internal/controlplane"
@@ -29,8 +30,9 @@ import (
 const fieldOwner = "rackwire-devenv"
 
 // applyFile server-side applies the objects of a YAML file or directory; namespaced
-// objects without a namespace go to ns. It returns how many objects it applied.
-func applyFile(ctx context.Context, c client.Client, path, ns string) (int, error) {
+// objects without a namespace go to ns; edit, if any, may change each object first. It
+// returns how many objects it applied.
+func applyFile(ctx context.Context, c client.Client, path, ns string, edit ...func(*unstructured.Unstructured) error) (int, error) {
 	objs, err := controlplane.ReadObjects(path)
 	if err != nil {
 		return 0, err
@@ -42,6 +44,11 @@ func applyFile(ctx context.Context, c client.Client, path, ns string) (int, erro
 		}
 		if namespaced && obj.GetNamespace() == "" {
 			obj.SetNamespace(ns)
+		}
+		for _, f := range edit {
+			if err := f(obj); err != nil {
+				return 0, fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+			}
 		}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 			return 0, fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)

@@ -36,6 +36,7 @@ import (
 
 	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/scheme"
+	"github.com/rackwire/rackwire/internal/switchlab"
 )
 
 // Options says where the environment lives and what it runs.
@@ -52,6 +53,10 @@ type Options struct {
 	ControllerManager string
 	// Samples applies config/samples once the manager is ready.
 	Samples bool
+	// SwitchLab starts the switch lab (root only) and points the sample AnsibleSwitch at it.
+	SwitchLab bool
+	// BMO runs the Bare Metal Operator in test mode with the BareMetalHost sample.
+	BMO bool
 	// ManagerArgs are added to the manager's command line (later flags win).
 	ManagerArgs []string
 	// Log receives progress messages.
@@ -74,11 +79,16 @@ type Env struct {
 	// the apiserver trusts for it.
 	WebhookAddr string
 	WebhookCA   []byte
+	// MetricsURL is the manager's metrics endpoint (plain HTTP on loopback).
+	MetricsURL string
+	// Lab is the switch lab the sample Switch drives (Options.SwitchLab), nil if not started.
+	Lab *switchlab.Lab
 
 	opts    Options
 	cp      *envtest.Environment
 	manager *child
 	kcm     *child
+	bmo     *bmoProcess
 	exited  chan struct{}
 	exitErr error
 	procs   *processRecord
@@ -142,12 +152,26 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	e.watchChildren()
 
+	if opts.SwitchLab {
+		e.startLab()
+	}
 	if opts.Samples {
-		n, err := applyFile(ctx, e.Client, filepath.Join(opts.Root, controlplane.SamplesDir), "default")
+		n, err := applyFile(ctx, e.Client, filepath.Join(opts.Root, controlplane.SamplesDir), "default", e.pointAtLab)
 		if err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(opts.Log, "applied %d sample objects to namespace default\n", n)
+		if opts.BMO {
+			if err := e.startBMO("default"); err != nil {
+				return nil, err
+			}
+			if _, err := applyFile(ctx, e.Client, filepath.Join(opts.Root, bmoSamples), "default"); err != nil {
+				return nil, err
+			}
+		}
+		if err := e.linkSamples(ctx, "default"); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -180,6 +204,9 @@ func (e *Env) watchChildren() {
 // the processes.
 func (e *Env) Stop() error {
 	var errs []error
+	if e.bmo != nil {
+		errs = append(errs, e.bmo.stop())
+	}
 	for _, c := range []*child{e.manager, e.kcm} {
 		if c != nil {
 			errs = append(errs, c.stop(10*time.Second))
@@ -187,6 +214,9 @@ func (e *Env) Stop() error {
 	}
 	if e.cp != nil && e.cp.ControlPlane.APIServer != nil {
 		errs = append(errs, e.cp.Stop())
+	}
+	if e.Lab != nil {
+		errs = append(errs, e.Lab.Stop())
 	}
 	errs = append(errs, e.procs.forget())
 	return errors.Join(errs...)

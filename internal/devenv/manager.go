@@ -81,6 +81,13 @@ func (e *Env) startManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	metricsAddr, err := freePort()
+	if err != nil {
+		return err
+	}
+	// Plain HTTP on loopback: in a cluster the endpoint is HTTPS behind the apiserver's
+	// authentication and authorization, which a local curl or Prometheus cannot pass.
+	e.MetricsURL = "http://" + metricsAddr + "/metrics"
 	hooks := e.cp.WebhookInstallOptions
 	e.WebhookAddr = net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort))
 	e.WebhookCA = hooks.LocalServingCAData
@@ -93,7 +100,8 @@ func (e *Env) startManager(ctx context.Context) error {
 
 	args := append([]string{
 		"--kubeconfig=" + kubeconfig,
-		"--metrics-bind-address=0",
+		"--metrics-bind-address=" + metricsAddr,
+		"--metrics-secure=false",
 		"--health-probe-bind-address=" + probe,
 		"--webhook-host=" + hooks.LocalServingHost,
 		"--webhook-port=" + strconv.Itoa(hooks.LocalServingPort),

@@ -17,6 +17,7 @@ limitations under the License.
 package ipalloc
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -68,4 +69,28 @@ func (c Count) String() string {
 // Counts describes the occupation of a pool. Total = Used + Free always holds.
 type Counts struct {
 	Total, Used, Free Count
+}
+
+// readableExact is the largest count Readable writes out in full: seven digits still read at
+// a glance in a kubectl column, twenty (an IPv6 /64) do not.
+const readableExact = 9_999_999
+
+// Readable returns c for people: in full up to readableExact, as a power of two where it is
+// within a thousandth of one ("2^64" exactly, "~2^64" for a /64 less its gateway), else
+// with two significant digits ("1.2e7"). The status fields that ip-address-manager's users
+// read keep the saturated int64.
+func (c Count) Readable() string {
+	if c.v.hi == 0 && c.v.lo <= readableExact {
+		return c.String()
+	}
+	f, _ := new(big.Float).SetInt(c.Big()).Float64()
+	e := math.Log2(f)
+	if k := math.Round(e); math.Abs(e-k) < math.Log2(1+1e-3) {
+		if c.Big().Cmp(new(big.Int).Lsh(big.NewInt(1), uint(k))) == 0 {
+			return fmt.Sprintf("2^%d", int(k))
+		}
+		return fmt.Sprintf("~2^%d", int(k))
+	}
+	exp := int(math.Floor(math.Log10(f)))
+	return fmt.Sprintf("%.1fe%d", f/math.Pow(10, float64(exp)), exp)
 }

@@ -53,12 +53,22 @@ type Lab struct {
 // the directory sits right under the system's temporary directory, where that user can
 // reach it (a test's TempDir is in a directory only root may enter).
 func Start(root string, ports int) (*Lab, error) {
+	dir, err := os.MkdirTemp("", "rackwire-lab-")
+	if err != nil {
+		return nil, err
+	}
+	return StartIn(root, dir, ports)
+}
+
+// StartIn is Start in a directory of the caller's choice, which the lab user must be able to
+// reach. The script first stops whatever a previous start left in it, so a fixed directory
+// (make dev's) recovers from a crashed run.
+func StartIn(root, dir string, ports int) (*Lab, error) {
 	sshPort, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "rackwire-lab-")
-	if err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	script := filepath.Join(root, "hack", "switch-lab.sh")

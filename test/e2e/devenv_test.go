@@ -112,6 +112,10 @@ var _ = Describe("make dev", Ordered, func() {
 		Expect(conn.Close()).To(Succeed())
 	})
 
+	It("serves metrics for pools, claims, node slices, persistent IPs and host links", func() {
+		checkMetrics(ctx, first)
+	})
+
 	It("runs the manager under its generated ClusterRole, not as an admin", func() {
 		mgr := clientFor(filepath.Join(dir, "manager.kubeconfig"))
 		err := mgr.List(ctx, &corev1.PodList{})

@@ -132,6 +132,19 @@ type IPPoolUsage struct {
 	Used int64 `json:"used"`
 	// Free is Total minus Used.
 	Free int64 `json:"free"`
+
+	// The int64 counts above are ip-address-manager's and saturate at 2^63-1, which an IPv6
+	// /64 passes; these say the same for people, exactly up to 9999999, else as a power of
+	// two ("~2^64") or with two significant digits ("1.2e7"). Rackwire only.
+
+	// Size is Total, readable.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Size string `json:"size,omitempty"`
+	// FreeSize is Free, readable.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	FreeSize string `json:"freeSize,omitempty"`
 }
 
 // IPPoolStatus is a cache rebuilt from the IPAddress objects; losing it loses nothing.
@@ -172,9 +185,10 @@ type IPPoolStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".spec.clusterName",description="Cluster the pool belongs to"
 // +kubebuilder:printcolumn:name="Strategy",type="string",JSONPath=".spec.allocationStrategy",description="How free addresses are picked"
-// +kubebuilder:printcolumn:name="Total",type="integer",JSONPath=".status.usage.total",description="Addresses the pool can hand out"
+// +kubebuilder:printcolumn:name="Size",type="string",JSONPath=".status.usage.size",description="Addresses the pool can hand out (~2^64 for a /64)"
 // +kubebuilder:printcolumn:name="Used",type="integer",JSONPath=".status.usage.used",description="Addresses in use"
-// +kubebuilder:printcolumn:name="Free",type="integer",JSONPath=".status.usage.free",description="Addresses still free"
+// +kubebuilder:printcolumn:name="Free",type="string",JSONPath=".status.usage.freeSize",description="Addresses still free"
+// +kubebuilder:printcolumn:name="Total",type="integer",JSONPath=".status.usage.total",description="Addresses the pool can hand out (saturates at 2^63-1)",priority=1
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 

@@ -217,6 +217,11 @@ func (in *NodeSlicePoolStatus) DeepCopyInto(out *NodeSlicePoolStatus) {
 		*out = make([]NodeSliceAllocation, len(*in))
 		copy(*out, *in)
 	}
+	if in.AssignedSlices != nil {
+		in, out := &in.AssignedSlices, &out.AssignedSlices
+		*out = new(int64)
+		**out = **in
+	}
 	if in.FreeSlices != nil {
 		in, out := &in.FreeSlices, &out.FreeSlices
 		*out = new(int64)

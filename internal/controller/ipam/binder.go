@@ -259,6 +259,7 @@ func (b *binder) alreadyExists(ctx context.Context, claim client.Object, pool *i
 // finalizer than ours is on the claim: its user (CAPM3 while the host uses the address)
 // still needs the address, and the removal of that finalizer brings the claim back here.
 func (b *binder) release(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, poolName string) error {
+	forgetAllocation(claim)
 	if !b.kind.claimFin.on(claim) || !b.kind.claimFin.onlyOurs(claim) {
 		return nil
 	}

@@ -92,6 +92,8 @@ type poolView struct {
 	addresses         int
 	specErrs          field.ErrorList
 	total, used, free int64
+	// size and freeSize are total and free for people, exact where the int64s saturate.
+	size, freeSize string
 	// duplicates describes each address held by more than one IPAddress object.
 	duplicates []string
 	// orphans are IPAddresses whose claim is gone (or is another object of the same name).
@@ -200,7 +202,7 @@ func (r *IPPoolReconciler) addMetadata(ctx context.Context, pool *ipamv1alpha1.I
 // cache's own objects (read only): copying every address of a filling pool each time was
 // the pool controller's largest cost.
 func (r *IPPoolReconciler) view(ctx context.Context, pool *ipamv1alpha1.IPPool) (poolView, error) {
-	v := poolView{allocations: map[string]string{}}
+	v := poolView{allocations: map[string]string{}, size: "0", freeSize: "0"}
 	alloc, errs := BuildPool(&pool.Spec)
 	pre, perrs := PreAllocations(&pool.Spec, alloc)
 	v.specErrs = append(v.specErrs, errs...)
@@ -248,6 +250,7 @@ func (r *IPPoolReconciler) view(ctx context.Context, pool *ipamv1alpha1.IPPool) 
 		// Each count saturates on its own (a /64 has more than 2^63), so used is not
 		// total minus free.
 		v.total, v.used, v.free = c.Total.Int64(), c.Used.Int64(), c.Free.Int64()
+		v.size, v.freeSize = c.Total.Readable(), c.Free.Readable()
 	}
 	return v, nil
 }
@@ -274,11 +277,11 @@ func setIPPoolStatus(pool *ipamv1alpha1.IPPool, v poolView) {
 	if size <= IndexesBudget {
 		meta.RemoveStatusCondition(&pool.Status.Conditions, ConditionIndexesOmitted)
 	}
-	pool.Status.Usage = &ipamv1alpha1.IPPoolUsage{Total: v.total, Used: v.used, Free: v.free}
+	pool.Status.Usage = &ipamv1alpha1.IPPoolUsage{Total: v.total, Used: v.used, Free: v.free, Size: v.size, FreeSize: v.freeSize}
 	pool.Status.ObservedGeneration = pool.Generation
 	cond := metav1.Condition{
 		Type: ipamv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAvailable,
-		Message: fmt.Sprintf("%d of %d addresses free", v.free, v.total), ObservedGeneration: pool.Generation,
+		Message: fmt.Sprintf("%s of %s addresses free", v.freeSize, v.size), ObservedGeneration: pool.Generation,
 	}
 	switch {
 	case !pool.DeletionTimestamp.IsZero():
@@ -288,7 +291,7 @@ func setIPPoolStatus(pool *ipamv1alpha1.IPPool, v poolView) {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonInvalidSpec, v.specErrs.ToAggregate().Error()
 	case v.free == 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonPoolExhausted
-		cond.Message = fmt.Sprintf("all %d addresses are in use", v.total)
+		cond.Message = fmt.Sprintf("all %s addresses are in use", v.size)
 	}
 	meta.SetStatusCondition(&pool.Status.Conditions, cond)
 	if len(v.duplicates) == 0 {

@@ -205,7 +205,7 @@ var _ = Describe("Metal3 IPClaims", func() {
 		Eventually(func(g Gomega) {
 			st = poolStatus(ns, "status")(g)
 			g.Expect(st.Indexes).To(Equal(map[string]string{"a": string(ip.Spec.Address)}))
-			g.Expect(st.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 4, Used: 1, Free: 3})))
+			g.Expect(st.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 4, Used: 1, Free: 3, Size: "4", FreeSize: "3"})))
 			g.Expect(st.Conditions).To(ContainElement(And(HaveField("Type", ipamv1alpha1.ConditionReady), HaveField("Status", metav1.ConditionTrue))))
 			g.Expect(st.LastUpdated).NotTo(BeNil())
 		}).Should(Succeed())
@@ -340,7 +340,7 @@ var _ = Describe("Metal3 IPClaims", func() {
 			before = poolStatus(ns, "moved")(g)
 			g.Expect(before.Indexes).To(HaveLen(6)) // 4 claims, the external address, the pre-allocation
 			g.Expect(before.Indexes).To(HaveKeyWithValue("external-bmc", "192.168.0.15"))
-			g.Expect(before.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 11, Used: 6, Free: 5})))
+			g.Expect(before.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 11, Used: 6, Free: 5, Size: "11", FreeSize: "5"})))
 		}).Should(Succeed())
 
 		By("rebuilding the status from the IPAddresses after it is wiped")

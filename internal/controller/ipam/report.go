@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
@@ -33,6 +34,7 @@ import (
 // claimStatus is what differs between the two claim kinds at the end of a reconcile: how
 // an outcome becomes status, and where the status and its conditions are.
 type claimStatus[T client.Object] struct {
+	kind       string // the claim kind, as the metrics name it
 	set        func(T, outcome)
 	status     func(T) any
 	conditions func(T) []metav1.Condition
@@ -40,11 +42,13 @@ type claimStatus[T client.Object] struct {
 
 var (
 	metal3Status = claimStatus[*ipamv1alpha1.IPClaim]{
+		kind:       kindMetal3,
 		set:        setIPClaimStatus,
 		status:     func(c *ipamv1alpha1.IPClaim) any { return c.Status },
 		conditions: func(c *ipamv1alpha1.IPClaim) []metav1.Condition { return c.Status.Conditions },
 	}
 	capiStatus = claimStatus[*capiipamv1beta2.IPAddressClaim]{
+		kind:       kindCAPI,
 		set:        setIPAddressClaimStatus,
 		status:     func(c *capiipamv1beta2.IPAddressClaim) any { return c.Status },
 		conditions: func(c *capiipamv1beta2.IPAddressClaim) []metav1.Condition { return c.Status.Conditions },
@@ -67,6 +71,9 @@ func (k claimStatus[T]) report(ctx context.Context, c client.Client, rec events.
 	}
 	if err := c.Status().Patch(ctx, claim, client.MergeFrom(before)); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if out.address != "" {
+		observeAllocation(k.kind, claim, meta.IsStatusConditionTrue(k.conditions(before), ipamv1alpha1.ConditionReady))
 	}
 	return ctrl.Result{RequeueAfter: out.retry}, nil
 }

@@ -133,7 +133,7 @@ var _ = Describe("a burst of claims", Ordered, func() {
 		Eventually(func(g Gomega) {
 			s4 := poolStatus(ns, "burst-v4")(g)
 			g.Expect(s4.Indexes).To(HaveLen(n / 2))
-			g.Expect(s4.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 4093, Used: n / 2, Free: 4093 - n/2})))
+			g.Expect(s4.Usage).To(HaveValue(Equal(ipamv1alpha1.IPPoolUsage{Total: 4093, Used: n / 2, Free: 4093 - n/2, Size: "4093", FreeSize: fmt.Sprint(4093 - n/2)})))
 			s6 := poolStatus(ns, "burst-v6")(g)
 			g.Expect(s6.Indexes).To(HaveLen(n / 2))
 			g.Expect(s6.Usage.Used).To(BeEquivalentTo(n / 2))

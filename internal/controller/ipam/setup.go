@@ -76,6 +76,7 @@ func Setup(mgr ctrl.Manager) error {
 	}
 	reg := NewRegistry(mgr.GetAPIReader(), capi)
 	activity := &poolActivity{}
+	poolMetrics.use(reg, mgr.GetCache(), capi)
 	if err := reg.Watch(ctx, mgr.GetCache()); err != nil {
 		return err
 	}

@@ -64,6 +64,7 @@ func (r *Reconciler) desired(n *network, c choice, base *nodeslicev1alpha1.NodeS
 		}
 		_, held := n.assign.Held(0)
 		p.Status.FreeSlices = ptr.To(int64(n.assign.Usable() - uint64(n.assign.Nodes()) - held))
+		p.Status.AssignedSlices = ptr.To(int64(n.assign.Nodes()))
 		p.Status.NodesWithoutSlice = ptr.To(int32(len(n.waiting)))
 	}
 	setConditions(&p.Status, n, c)

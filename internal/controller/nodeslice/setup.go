@@ -96,6 +96,7 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nodeslice-controller"),
 		Namespace: o.Namespace, Grace: o.ReleaseGrace, WriteInterval: o.WriteInterval, nets: newRegistry(),
 	}
+	sliceMetrics.use(mgr.GetCache(), r.Namespace)
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("nodeslicepool").

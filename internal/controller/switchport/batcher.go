@@ -295,7 +295,7 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 		// its run is otherwise only seen from outside.
 		log.Log.WithName("switch-batcher").V(1).Info("switch run starts", "switch", sw.String(), "requests", len(batch), "sinceLastRequest", quiet.String())
 		if !open {
-			results = b.drive(d, batch)
+			results = timedRun(sw, len(batch), func() []result { return b.drive(d, batch) })
 		}
 		b.finish(sw, q, batch, results, !open)
 	}

@@ -256,6 +256,7 @@ func holdsTenant(port *networkv1alpha1.SwitchPort) bool {
 func (r *Reconciler) note(m *machine, from networkv1alpha1.SwitchPortState, o outcome) {
 	port := m.port
 	record(port, o)
+	countDrift(port, o)
 	if o.warn || o.event || (o.next != from && !o.asked) {
 		r.Recorder.Eventf(port, nil, eventType(o), o.reason, string(o.next), "%s", o.message)
 	}

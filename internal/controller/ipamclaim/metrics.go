@@ -1,0 +1,93 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ipamclaim
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// statePending is the state of a claim of rackwire's that has no condition yet.
+const statePending = "Pending"
+
+var (
+	claimsDesc = prometheus.NewDesc("rackwire_ipamclaim_claims",
+		"IPAMClaims rackwire serves, by state: the reason of their IPsAllocated condition (Allocated, Exhausted, "+
+			"NetworkNotFound, InvalidNetworkConfig, AddressTaken), or Pending before the first one.",
+		[]string{"namespace", "network", "state"}, nil)
+
+	// claimMetrics is the one collector of the process, pointed at the cache of the manager
+	// last set up (a test process sets up several).
+	claimMetrics = &claimCollector{}
+)
+
+func init() { metrics.Registry.MustRegister(claimMetrics) }
+
+// claimCollector reads the IPAMClaims from the cache when Prometheus scrapes. A claim counts
+// once rackwire has touched it (its condition or finalizer): claims of networks served by
+// another plugin (OVN-Kubernetes) are not rackwire's to report.
+type claimCollector struct {
+	mu    sync.Mutex
+	cache client.Reader
+}
+
+func (c *claimCollector) use(cache client.Reader) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cache = cache
+}
+
+func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) { ch <- claimsDesc }
+
+func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	cache := c.cache
+	c.mu.Unlock()
+	if cache == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var list ipamclaimsv1alpha1.IPAMClaimList
+	if err := cache.List(ctx, &list); err != nil {
+		ctrl.Log.WithName("metrics").Error(err, "listing IPAMClaims")
+		return
+	}
+	states := map[[3]string]int{}
+	for i := range list.Items {
+		cl := &list.Items[i]
+		state := statePending
+		if cond := meta.FindStatusCondition(cl.Status.Conditions, ConditionAllocated); cond != nil {
+			state = cond.Reason
+		} else if !slices.Contains(cl.Finalizers, Finalizer) {
+			continue
+		}
+		states[[3]string{cl.Namespace, cl.Spec.Network, state}]++
+	}
+	for k, n := range states {
+		ch <- prometheus.MustNewConstMetric(claimsDesc, prometheus.GaugeValue, float64(n), k[:]...)
+	}
+}
