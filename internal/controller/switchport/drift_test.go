@@ -18,6 +18,7 @@ package switchport_test
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,8 +47,19 @@ var _ = Describe("drift reads of one switch", func() {
 		Expect(link(k8s, ns, "d0", "web")).To(Succeed())
 		Eventually(stateOf(ns, "d0")).Should(Equal(active))
 		time.Sleep(time.Second)
+		mark := len(f.Calls())
 		Expect(link(k8s, ns, "d1", "web")).To(Succeed())
 		Eventually(stateOf(ns, "d1")).Should(Equal(active))
+		// A port just changed is read back at once, alone (forgetRead); drift rounds are
+		// what follows that read.
+		Eventually(func() bool {
+			for _, c := range f.Calls()[mark:] {
+				if c.Op == "read" && slices.Contains(c.Ports, "swp1") {
+					return true
+				}
+			}
+			return false
+		}).Should(BeTrue())
 
 		from := len(f.Calls())
 		time.Sleep(5 * time.Second)
