@@ -52,6 +52,10 @@ var FlushCommand string
 // flushIdle is how long a flusher waits for new entries before it exits.
 const flushIdle = time.Second
 
+// flushWindow is how long an entry waits before a flusher writes it: ADDs of a burst meet in
+// one pool write, and a pod deleted within it never costs one (its DEL drops the entry).
+const flushWindow = 100 * time.Millisecond
+
 func (c *call) deferred() bool { return c.cfg.SliceSize != "" && !c.cfg.WhereaboutsLease }
 
 func (c *call) markPending(rec *record, addr netip.Addr) error {
@@ -90,7 +94,7 @@ func (c *call) kickFlusher(stdin []byte) error {
 	if FlushCommand == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
 		defer cancel()
-		_, err := c.flushOnce(ctx)
+		_, err := c.flushOnce(ctx, 0)
 		return err
 	}
 	if c.st.flusherAlive() {
@@ -151,7 +155,7 @@ func RunFlusher(dir string) error {
 		idleSince := time.Now()
 		for time.Since(idleSince) < flushIdle {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-			n, err := c.flushOnce(ctx)
+			n, err := c.flushOnce(ctx, flushWindow)
 			cancel()
 			if n > 0 {
 				idleSince = time.Now()
@@ -174,7 +178,7 @@ func (c *call) pending() (int, error) {
 		return 0, err
 	}
 	defer c.st.Unlock()
-	recs, err := c.st.pendingRecords()
+	recs, err := c.st.pendingRecords(0)
 	return len(recs), err
 }
 
@@ -185,11 +189,11 @@ type flushItem struct {
 
 // flushOnce writes the pending entries once: marked as being written under the node lock,
 // written without it (ADDs go on meanwhile), then marked written.
-func (c *call) flushOnce(ctx context.Context) (int, error) {
+func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error) {
 	if err := c.st.Lock(); err != nil {
 		return 0, err
 	}
-	recs, err := c.st.pendingRecords()
+	recs, err := c.st.pendingRecords(minAge)
 	byPool := map[string][]flushItem{}
 	n := 0
 	for _, r := range recs {

@@ -73,7 +73,7 @@ func (c *call) cachePool(p *wbv1.IPPool) {
 		pc.Taken[k] = true
 	}
 	// What this node handed out and has not written yet is not in the pool read.
-	if recs, err := c.st.pendingRecords(); err == nil {
+	if recs, err := c.st.pendingRecords(0); err == nil {
 		for _, r := range recs {
 			for _, e := range r.Entries {
 				pr, perr := netip.ParsePrefix(e.Range)

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -194,8 +195,9 @@ func (s *state) unmarkPending(r *record) {
 	_ = os.Remove(filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName))))
 }
 
-// pendingRecords loads the records the index names, dropping markers of records gone.
-func (s *state) pendingRecords() ([]*record, error) {
+// pendingRecords loads the records the index names whose marker is at least minAge old,
+// dropping markers of records gone.
+func (s *state) pendingRecords(minAge time.Duration) ([]*record, error) {
 	des, err := os.ReadDir(s.pendingDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -205,6 +207,11 @@ func (s *state) pendingRecords() ([]*record, error) {
 	}
 	var out []*record
 	for _, de := range des {
+		if minAge > 0 {
+			if info, err := de.Info(); err == nil && time.Since(info.ModTime()) < minAge {
+				continue
+			}
+		}
 		b, err := os.ReadFile(filepath.Join(s.dir, de.Name()))
 		if errors.Is(err, os.ErrNotExist) {
 			_ = os.Remove(filepath.Join(s.pendingDir(), de.Name()))

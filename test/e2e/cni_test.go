@@ -236,8 +236,11 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		Expect(reach(a0, c1, v4[c1])).To(Succeed())
 		Expect(reach(c1, a0, v4[a0])).To(Succeed())
 		// The node's flusher writes the pool behind the ADDs.
-		Eventually(func() map[string]nodeslicev1alpha1.IPAllocation {
-			return ipPool("rw-cni-v4-rw-node-b-" + strings.ReplaceAll(slices["rw-node-b"].String(), "/", "-")).Spec.Allocations
+		Eventually(func(g Gomega) map[string]nodeslicev1alpha1.IPAllocation {
+			ipp := &nodeslicev1alpha1.IPPool{}
+			name := "rw-cni-v4-rw-node-b-" + strings.ReplaceAll(slices["rw-node-b"].String(), "/", "-")
+			g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: name}, ipp)).To(Succeed())
+			return ipp.Spec.Allocations
 		}, "30s").Should(HaveLen(2))
 	})
 
