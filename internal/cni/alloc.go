@@ -152,6 +152,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		}
 		// A retry reads the pool; a first try may trust the node's view of it.
 		pool := c.cachedPool(t.pool)
+		viewed := pool != nil && attempt == 0
 		if pool == nil || attempt > 0 {
 			var err error
 			if pool, err = c.getPool(ctx, t.pool); err != nil {
@@ -164,6 +165,10 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 			return netip.Addr{}, err
 		}
 		addr, err := c.pick(ctx, t, space, want, rec)
+		if viewed && err != nil && (errors.Is(err, ErrExhausted) || want.IsValid()) {
+			// The view may hold addresses freed elsewhere: only the pool itself says no.
+			continue
+		}
 		if err != nil {
 			return netip.Addr{}, err
 		}

@@ -93,7 +93,13 @@ func (c *call) release(ctx context.Context, rec *record) error {
 	read := map[string]bool{}
 	for _, e := range rec.Entries {
 		if e.Pending && !e.Flushing {
-			// Never written to the pool: only its reservation is left to go.
+			// Never written to the pool: only its reservation is left to go, and its place
+			// in the node's view of the pool.
+			if a, err := netip.ParseAddr(e.Address); err == nil {
+				if pr, err := netip.ParsePrefix(e.Range); err == nil {
+					c.noteCached(e.Pool, e.Range, Offset(pr.Masked(), a), false)
+				}
+			}
 			continue
 		}
 		a, err := netip.ParseAddr(e.Address)

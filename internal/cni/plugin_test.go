@@ -564,3 +564,40 @@ func TestLogFile(t *testing.T) {
 		t.Errorf("log file: %q %v", b, err)
 	}
 }
+
+// TestShortLivedPodsInAFullSlice: pods that come and go before their pool entry is written
+// give their addresses back to the node's view, and a view that looks full is checked
+// against the pool before an ADD fails (the benchmark found a false exhaustion).
+func TestShortLivedPodsInAFullSlice(t *testing.T) {
+	nsp := &wbv1.NodeSlicePool{}
+	nsp.Name, nsp.Namespace = "shortnet", poolNS
+	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.75.0.0/24", SliceSize: "/29"}
+	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-s", SliceRange: "10.75.0.8/29"}}
+	if err := k8s.Create(context.Background(), nsp); err != nil {
+		t.Fatal(err)
+	}
+	conf := netConf("1.1.0", "shortnet", `"range":"10.75.0.0/24","node_slice_size":"/29"`)
+	args := func(id string) string { return "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id }
+	// Six addresses in the slice: five held, one for a pod that comes and goes.
+	for i := range 5 {
+		if _, err := runPlugin("ADD", conf, fmt.Sprintf("c-long-%d", i), "node-s", args(fmt.Sprintf("long-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 8 {
+		id := fmt.Sprintf("c-short-%d", i)
+		if _, err := runPlugin("ADD", conf, id, "node-s", args(id)); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if _, err := runPlugin("DEL", conf, id, "node-s", args(id)); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+	}
+	_, err := runPlugin("ADD", conf, "c-long-5", "node-s", args("long-5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runPlugin("ADD", conf, "c-long-6", "node-s", args("long-6")); err == nil || !strings.Contains(err.Error(), "no free address") {
+		t.Errorf("a seventh pod in a /29: %v", err)
+	}
+}
