@@ -134,37 +134,16 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 
 	BeforeAll(func() {
 		Expect(os.Geteuid()).To(BeZero(), "the CNI e2e test makes network namespaces and bridges: run it as root")
-		out, err := exec.Command(filepath.Join(root, "hack/cni-bins.sh")).Output()
-		Expect(err).NotTo(HaveOccurred(), "building the CNI binaries")
-		bins := strings.TrimSpace(string(out))
 		dir = GinkgoT().TempDir()
-		own := filepath.Join(dir, "bin")
-		Expect(os.MkdirAll(own, 0o755)).To(Succeed())
-		tool.rackwire = filepath.Join(own, "rackwire")
-		build := exec.Command("go", "build", "-o", tool.rackwire, "./cmd/cni")
-		build.Dir = root
-		b, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(b))
-		tool.path, tool.bins = own+":"+bins, bins
+		tool = newPlugins(dir)
 
+		var err error
 		env, err = devenv.Start(ctx, devenv.Options{Root: root, Dir: filepath.Join(dir, "dev"), Manager: manager, Log: GinkgoWriter,
 			ManagerArgs: []string{"--nodeslice-namespace=kube-system", "--nodeslice-release-grace=2s"}})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(env.Stop)
 		admin = env.Client
-		objs, err := controlplane.ReadObjects(filepath.Join(root, "config/cni/role.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		for _, o := range objs {
-			if o.GetKind() == "ClusterRole" {
-				o.SetName("rackwire-cni")
-				Expect(admin.Create(ctx, o)).To(Succeed())
-			}
-		}
-		Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rackwire-cni"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "rackwire-cni"},
-			Subjects: []rbacv1.Subject{{Kind: "User", Name: "rackwire-cni", APIGroup: "rbac.authorization.k8s.io"}}})).To(Succeed())
-		pluginKubeconfig = filepath.Join(dir, "cni.kubeconfig")
-		Expect(env.WriteKubeconfig(pluginKubeconfig, envtest.User{Name: "rackwire-cni"})).To(Succeed())
+		pluginKubeconfig = restrictedPlugin(ctx, env, dir)
 		tool.confDir = filepath.Join(dir, "net.d")
 		Expect(os.MkdirAll(tool.confDir, 0o700)).To(Succeed())
 		DeferCleanup(func() {
@@ -431,4 +410,38 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 func cnitoolContainerID(pod netns) string {
 	s := sha512.Sum512([]byte(pod.path()))
 	return fmt.Sprintf("cnitool-%x", s[:10])
+}
+
+// newPlugins builds the plugin into dir/bin, beside the CNI binaries of hack/cni-bins.sh.
+func newPlugins(dir string) plugins {
+	out, err := exec.Command(filepath.Join(root, "hack/cni-bins.sh")).Output()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "building the CNI binaries")
+	bins := strings.TrimSpace(string(out))
+	own := filepath.Join(dir, "bin")
+	ExpectWithOffset(1, os.MkdirAll(own, 0o755)).To(Succeed())
+	p := plugins{rackwire: filepath.Join(own, "rackwire"), path: own + ":" + bins, bins: bins}
+	build := exec.Command("go", "build", "-o", p.rackwire, "./cmd/cni")
+	build.Dir = root
+	b, err := build.CombinedOutput()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred(), string(b))
+	return p
+}
+
+// restrictedPlugin writes a kubeconfig for a user holding config/cni's ClusterRole only, as
+// the DaemonSet's service account does, so a verb needing more fails here first.
+func restrictedPlugin(ctx context.Context, env *devenv.Env, dir string) string {
+	objs, err := controlplane.ReadObjects(filepath.Join(root, "config/cni/role.yaml"))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	for _, o := range objs {
+		if o.GetKind() == "ClusterRole" {
+			o.SetName("rackwire-cni")
+			ExpectWithOffset(1, env.Client.Create(ctx, o)).To(Succeed())
+		}
+	}
+	ExpectWithOffset(1, env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rackwire-cni"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "rackwire-cni"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "rackwire-cni", APIGroup: "rbac.authorization.k8s.io"}}})).To(Succeed())
+	kubeconfig := filepath.Join(dir, "cni.kubeconfig")
+	ExpectWithOffset(1, env.WriteKubeconfig(kubeconfig, envtest.User{Name: "rackwire-cni"})).To(Succeed())
+	return kubeconfig
 }

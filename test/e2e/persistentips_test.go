@@ -24,7 +24,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
@@ -32,16 +31,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
-	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/devenv"
 )
 
@@ -69,40 +65,19 @@ var _ = Describe("persistent IPs of KubeVirt VMs in network namespaces", Ordered
 
 	BeforeAll(func() {
 		Expect(os.Geteuid()).To(BeZero(), "the persistent-IP e2e test makes network namespaces and bridges: run it as root")
-		out, err := exec.Command(filepath.Join(root, "hack/cni-bins.sh")).Output()
-		Expect(err).NotTo(HaveOccurred(), "building the CNI binaries")
-		bins := strings.TrimSpace(string(out))
 		dir = GinkgoT().TempDir()
-		own := filepath.Join(dir, "bin")
-		Expect(os.MkdirAll(own, 0o755)).To(Succeed())
-		tool.rackwire = filepath.Join(own, "rackwire")
-		build := exec.Command("go", "build", "-o", tool.rackwire, "./cmd/cni")
-		build.Dir = root
-		b, err := build.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(b))
-		tool.path, tool.bins = own+":"+bins, bins
+		tool = newPlugins(dir)
 
+		var err error
 		env, err = devenv.Start(ctx, devenv.Options{Root: root, Dir: filepath.Join(dir, "dev"), Manager: manager, Log: GinkgoWriter,
 			ManagerArgs: []string{"--nodeslice-namespace=kube-system"}})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(env.Stop)
 		admin = env.Client
 
-		// The plugin runs as a user holding config/cni's ClusterRole only, as the DaemonSet's
-		// service account does: reading the pod and the claim must be all it needs.
-		objs, err := controlplane.ReadObjects(filepath.Join(root, "config/cni/role.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		for _, o := range objs {
-			if o.GetKind() == "ClusterRole" {
-				o.SetName("rackwire-cni")
-				Expect(admin.Create(ctx, o)).To(Succeed())
-			}
-		}
-		Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rackwire-cni"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "rackwire-cni"},
-			Subjects: []rbacv1.Subject{{Kind: "User", Name: "rackwire-cni", APIGroup: "rbac.authorization.k8s.io"}}})).To(Succeed())
-		kubeconfig := filepath.Join(dir, "cni.kubeconfig")
-		Expect(env.WriteKubeconfig(kubeconfig, envtest.User{Name: "rackwire-cni"})).To(Succeed())
+		// The plugin runs with config/cni's ClusterRole only: reading the pod and the claim
+		// must be all it needs.
+		kubeconfig := restrictedPlugin(ctx, env, dir)
 		tool.confDir = filepath.Join(dir, "net.d")
 		Expect(os.MkdirAll(tool.confDir, 0o700)).To(Succeed())
 		DeferCleanup(func() {
