@@ -18,17 +18,16 @@ package hostlink
 
 import (
 	"context"
-	"sync"
-	"time"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cachemetrics"
 )
 
 var (
@@ -41,42 +40,17 @@ var (
 
 	// linkMetrics is the one collector of the process, pointed at the cache of the manager
 	// last set up (a test process sets up several).
-	linkMetrics = &linkCollector{}
+	linkMetrics = cachemetrics.New(collectLinks, waitingDesc, heldDesc)
 )
 
 func init() { metrics.Registry.MustRegister(linkMetrics) }
 
-// linkCollector reads the HostLinks from the cache when Prometheus scrapes. The reasons
+// collectLinks reads the HostLinks from the cache when Prometheus scrapes. The reasons
 // alerts and dashboards use are always reported, at zero when no host has them.
-type linkCollector struct {
-	mu    sync.Mutex
-	cache client.Reader
-}
-
-func (c *linkCollector) use(cache client.Reader) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cache = cache
-}
-
-func (c *linkCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- waitingDesc
-	ch <- heldDesc
-}
-
-func (c *linkCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	cache := c.cache
-	c.mu.Unlock()
-	if cache == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+func collectLinks(ctx context.Context, cache client.Reader, ch chan<- prometheus.Metric) error {
 	var links networkv1alpha1.HostLinkList
 	if err := cache.List(ctx, &links); err != nil {
-		ctrl.Log.WithName("metrics").Error(err, "listing HostLinks")
-		return
+		return fmt.Errorf("listing HostLinks: %w", err)
 	}
 	waiting := map[string]int{ReasonPortsMoving: 0, ReasonPortFailed: 0, ReasonWiringProblem: 0}
 	held := map[string]int{ReasonPortsMoving: 0, ReasonPortFailed: 0}
@@ -95,4 +69,5 @@ func (c *linkCollector) Collect(ch chan<- prometheus.Metric) {
 	for reason, n := range held {
 		ch <- prometheus.MustNewConstMetric(heldDesc, prometheus.GaugeValue, float64(n), reason)
 	}
+	return nil
 }

@@ -85,7 +85,7 @@ func Setup(mgr ctrl.Manager) error {
 	if err := idx.IndexField(ctx, &metal3v1alpha1.BareMetalHost{}, IndexConsumer, consumerKeys); err != nil {
 		return err
 	}
-	linkMetrics.use(mgr.GetCache())
+	linkMetrics.Use(mgr.GetCache())
 	c := mgr.GetClient()
 	r := &Reconciler{Client: c, Recorder: mgr.GetEventRecorder("hostlink-controller"), Recheck: time.Minute}
 	b := ctrl.NewControllerManagedBy(mgr).

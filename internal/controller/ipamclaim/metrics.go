@@ -18,16 +18,16 @@ package ipamclaim
 
 import (
 	"context"
+	"fmt"
 	"slices"
-	"sync"
-	"time"
 
 	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/rackwire/rackwire/internal/cachemetrics"
 )
 
 // statePending is the state of a claim of rackwire's that has no condition yet.
@@ -41,40 +41,18 @@ var (
 
 	// claimMetrics is the one collector of the process, pointed at the cache of the manager
 	// last set up (a test process sets up several).
-	claimMetrics = &claimCollector{}
+	claimMetrics = cachemetrics.New(collectClaims, claimsDesc)
 )
 
 func init() { metrics.Registry.MustRegister(claimMetrics) }
 
-// claimCollector reads the IPAMClaims from the cache when Prometheus scrapes. A claim counts
+// collectClaims reads the IPAMClaims from the cache when Prometheus scrapes. A claim counts
 // once rackwire has touched it (its condition or finalizer): claims of networks served by
 // another plugin (OVN-Kubernetes) are not rackwire's to report.
-type claimCollector struct {
-	mu    sync.Mutex
-	cache client.Reader
-}
-
-func (c *claimCollector) use(cache client.Reader) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cache = cache
-}
-
-func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) { ch <- claimsDesc }
-
-func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	cache := c.cache
-	c.mu.Unlock()
-	if cache == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+func collectClaims(ctx context.Context, cache client.Reader, ch chan<- prometheus.Metric) error {
 	var list ipamclaimsv1alpha1.IPAMClaimList
 	if err := cache.List(ctx, &list); err != nil {
-		ctrl.Log.WithName("metrics").Error(err, "listing IPAMClaims")
-		return
+		return fmt.Errorf("listing IPAMClaims: %w", err)
 	}
 	states := map[[3]string]int{}
 	for i := range list.Items {
@@ -90,4 +68,5 @@ func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range states {
 		ch <- prometheus.MustNewConstMetric(claimsDesc, prometheus.GaugeValue, float64(n), k[:]...)
 	}
+	return nil
 }

@@ -90,7 +90,7 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("ipamclaim-controller"),
 		Namespace: o.Namespace, ExhaustedRetry: o.ExhaustedRetry, picks: newPicks(),
 	}
-	claimMetrics.use(mgr.GetCache())
+	claimMetrics.Use(mgr.GetCache())
 	inNamespace := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetNamespace() == o.Namespace })
 	// UsePriorityQueue off: controller-runtime v0.24.1's can deadlock on shutdown with several
 	// workers (kubernetes-sigs/controller-runtime#3538).

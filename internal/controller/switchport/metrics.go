@@ -19,17 +19,17 @@ package switchport
 import (
 	"context"
 	"errors"
-	"sync"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cachemetrics"
 )
 
 // Results of rackwire_switch_runs_total.
@@ -68,7 +68,7 @@ var (
 
 	// switchMetrics is the one collector of the process, pointed at the cache of the manager
 	// last set up (a test process sets up several).
-	switchMetrics = &switchCollector{}
+	switchMetrics = cachemetrics.New(collectSwitches, portStateDesc, switchReadyDesc)
 )
 
 func init() {
@@ -105,38 +105,13 @@ func countDrift(port *networkv1alpha1.SwitchPort, o outcome) {
 	}
 }
 
-// switchCollector reads SwitchPorts and Switches from the cache when Prometheus scrapes,
+// collectSwitches reads SwitchPorts and Switches from the cache when Prometheus scrapes,
 // so a port's state series lasts exactly as long as the state (an alert's `for` measures
 // how long a port has been Configuring) and a deleted port leaves none behind.
-type switchCollector struct {
-	mu    sync.Mutex
-	cache client.Reader
-}
-
-func (c *switchCollector) use(cache client.Reader) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cache = cache
-}
-
-func (c *switchCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- portStateDesc
-	ch <- switchReadyDesc
-}
-
-func (c *switchCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	cache := c.cache
-	c.mu.Unlock()
-	if cache == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+func collectSwitches(ctx context.Context, cache client.Reader, ch chan<- prometheus.Metric) error {
 	var ports networkv1alpha1.SwitchPortList
 	if err := cache.List(ctx, &ports); err != nil {
-		ctrl.Log.WithName("metrics").Error(err, "listing SwitchPorts")
-		return
+		return fmt.Errorf("listing SwitchPorts: %w", err)
 	}
 	for i := range ports.Items {
 		p := &ports.Items[i]
@@ -151,8 +126,7 @@ func (c *switchCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	var switches networkv1alpha1.SwitchList
 	if err := cache.List(ctx, &switches); err != nil {
-		ctrl.Log.WithName("metrics").Error(err, "listing Switches")
-		return
+		return fmt.Errorf("listing Switches: %w", err)
 	}
 	for i := range switches.Items {
 		s := &switches.Items[i]
@@ -165,4 +139,5 @@ func (c *switchCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(switchReadyDesc, prometheus.GaugeValue, ready, s.Namespace, s.Name, reason)
 	}
+	return nil
 }

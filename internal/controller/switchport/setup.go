@@ -109,7 +109,7 @@ func Setup(mgr ctrl.Manager) error { return SetupWith(mgr, Options{}) }
 // SetupWith is Setup with options; tests pass the fake driver here.
 func SetupWith(mgr ctrl.Manager, o Options) error {
 	o = o.WithDefaults()
-	switchMetrics.use(mgr.GetCache())
+	switchMetrics.Use(mgr.GetCache())
 	c := mgr.GetClient()
 	r := &Reconciler{
 		Client: c, Secrets: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("switchport-controller"), Drivers: o.Drivers,
