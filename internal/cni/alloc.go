@@ -150,8 +150,12 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		if err := ctx.Err(); err != nil {
 			return netip.Addr{}, err
 		}
-		// A retry reads the pool; a first try may trust the node's view of it.
-		pool := c.cachedPool(t.pool)
+		// A retry reads the pool; a first try may trust the node's view of it, a stale
+		// one too when a flusher will read the pool behind this ADD.
+		pool, stale := c.viewOf(t.pool)
+		if stale && !c.refreshedBehind() {
+			pool = nil
+		}
 		viewed := pool != nil && attempt == 0
 		if pool == nil || attempt > 0 {
 			var err error

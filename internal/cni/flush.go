@@ -58,6 +58,9 @@ const flushWindow = 100 * time.Millisecond
 
 func (c *call) deferred() bool { return c.cfg.SliceSize != "" && !c.cfg.WhereaboutsLease }
 
+// refreshedBehind says whether a flusher process reads stale views of the pools again.
+func (c *call) refreshedBehind() bool { return c.deferred() && FlushCommand != "" }
+
 func (c *call) markPending(rec *record, addr netip.Addr) error {
 	for i := range rec.Entries {
 		if rec.Entries[i].Address == addr.String() {
@@ -156,6 +159,7 @@ func RunFlusher(dir string) error {
 		for time.Since(idleSince) < flushIdle {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 			n, err := c.flushOnce(ctx, flushWindow)
+			err = errors.Join(err, c.refreshViews(ctx))
 			cancel()
 			if n > 0 {
 				idleSince = time.Now()

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -599,5 +600,93 @@ func TestShortLivedPodsInAFullSlice(t *testing.T) {
 	}
 	if _, err := runPlugin("ADD", conf, "c-long-6", "node-s", args("long-6")); err == nil || !strings.Contains(err.Error(), "no free address") {
 		t.Errorf("a seventh pod in a /29: %v", err)
+	}
+}
+
+// TestStaleViewReadBehind: an ADD goes on with a view of the pool older than its TTL, and
+// the flusher reads the pool behind it, so an address freed elsewhere (a reconciler, an
+// operator) comes back without any ADD paying for the read.
+func TestStaleViewReadBehind(t *testing.T) {
+	ctx := context.Background()
+	nsp := &wbv1.NodeSlicePool{}
+	nsp.Name, nsp.Namespace = "staleview", poolNS
+	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.76.0.0/24", SliceSize: "/28"}
+	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-v", SliceRange: "10.76.0.16/28"}}
+	if err := k8s.Create(ctx, nsp); err != nil {
+		t.Fatal(err)
+	}
+	slice := netip.MustParsePrefix("10.76.0.16/28")
+	poolName := "staleview-node-v-10.76.0.16-28"
+	view := filepath.Join(stateDir, "node-v", "staleview", ".pool-"+poolName)
+	conf := netConf("1.1.0", "staleview", `"range":"10.76.0.0/24","node_slice_size":"/28"`)
+	add := func(id string) netip.Addr {
+		t.Helper()
+		out, err := runPlugin("ADD", conf, id, "node-v", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &current.Result{}
+		if err := json.Unmarshal(out, r); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := netip.AddrFromSlice(r.IPs[0].Address.IP)
+		return a.Unmap()
+	}
+	first := add("c-sv-0")
+	add("c-sv-1")
+	eventually(t, func() error {
+		p := &wbv1.IPPool{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: poolNS, Name: poolName}, p); err != nil {
+			return err
+		}
+		if n := len(p.Spec.Allocations); n != 2 {
+			return fmt.Errorf("pool holds %d of 2", n)
+		}
+		return nil
+	})
+	// Freed behind the node's back, as whereabouts' ip-reconciler does.
+	p := ippool(t, poolName)
+	delete(p.Spec.Allocations, cni.Offset(slice, first))
+	if err := k8s.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := reservation(t, cni.ReservationName("staleview", first))
+	if err := k8s.Delete(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	b, err := os.ReadFile(view)
+	if err != nil || json.Unmarshal(b, &v) != nil {
+		t.Fatalf("the node's view of the pool: %v %s", err, b)
+	}
+	v["read"] = time.Now().Add(-time.Hour)
+	if b, err = json.Marshal(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(view, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := add("c-sv-2"); got == first {
+		t.Errorf("the ADD read the pool itself instead of going on with the view")
+	}
+	eventually(t, func() error {
+		b, err := os.ReadFile(view)
+		if err != nil {
+			return err
+		}
+		var v struct {
+			Taken map[string]bool `json:"taken"`
+			Read  time.Time       `json:"read"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		if time.Since(v.Read) > time.Minute || v.Taken[cni.Offset(slice, first)] || len(v.Taken) != 2 {
+			return fmt.Errorf("view not read again: %s", b)
+		}
+		return nil
+	})
+	if got := add("c-sv-3"); got != first {
+		t.Errorf("after the read behind, the next ADD got %s, not the freed %s", got, first)
 	}
 }

@@ -17,11 +17,13 @@ limitations under the License.
 package cni
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
@@ -31,7 +33,9 @@ import (
 // whereabouts binaries), so each ADD need not read it back: the taken offsets are kept
 // beside the records. A stale view costs nothing but a retry: an address someone else took
 // meanwhile fails its reservation create or the pool patch's test, and the pool is then
-// read again; an address freed elsewhere waits for the next read.
+// read again; an address freed elsewhere waits for the next read. A view older than
+// poolCacheTTL is read again: by the flusher, behind an ADD that goes on with the old view
+// (that read grows with the pool: 1,000 entries are about 110 KB), or else by the ADD.
 const poolCacheTTL = 30 * time.Second
 
 type poolCache struct {
@@ -44,23 +48,46 @@ func (s *state) cachePath(pool string) string { return filepath.Join(s.dir, ".po
 
 // cachedPool is the node's view of pool, nil when there is none worth trusting.
 func (c *call) cachedPool(pool string) *wbv1.IPPool {
+	p, stale := c.viewOf(pool)
+	if stale {
+		return nil
+	}
+	return p
+}
+
+// viewOf is the node's view of pool, nil when there is none; stale says it is older than
+// poolCacheTTL.
+func (c *call) viewOf(pool string) (*wbv1.IPPool, bool) {
 	if c.cfg.SliceSize == "" {
-		return nil
+		return nil, false
 	}
-	b, err := os.ReadFile(c.st.cachePath(pool))
-	if err != nil {
-		return nil
-	}
-	pc := &poolCache{}
-	if json.Unmarshal(b, pc) != nil || time.Since(pc.Read) > poolCacheTTL || time.Since(pc.Read) < 0 {
-		return nil
+	pc := c.st.readView(pool)
+	if pc == nil {
+		return nil, false
 	}
 	p := &wbv1.IPPool{Spec: wbv1.IPPoolSpec{Range: pc.Range, Allocations: map[string]wbv1.IPAllocation{}}}
 	p.Name = pool
 	for k := range pc.Taken {
 		p.Spec.Allocations[k] = wbv1.IPAllocation{}
 	}
-	return p
+	return p, pc.stale()
+}
+
+func (s *state) readView(pool string) *poolCache {
+	b, err := os.ReadFile(s.cachePath(pool))
+	if err != nil {
+		return nil
+	}
+	pc := &poolCache{}
+	if json.Unmarshal(b, pc) != nil {
+		return nil
+	}
+	return pc
+}
+
+func (pc *poolCache) stale() bool {
+	age := time.Since(pc.Read)
+	return age > poolCacheTTL || age < 0
 }
 
 // cachePool records what a read of the pool showed.
@@ -115,6 +142,40 @@ func (c *call) writeCache(pool string, pc *poolCache) {
 		return
 	}
 	_ = writeIfChanged(c.st.cachePath(pool), b, 0o600)
+}
+
+// refreshViews reads again the pools whose view is stale, for the ADDs that went on with it.
+// A pool entry freed between the read and the view's write stays taken in the view until
+// the next read; what the node handed out meanwhile is pending, and kept.
+func (c *call) refreshViews(ctx context.Context) error {
+	paths, err := filepath.Glob(filepath.Join(c.st.dir, ".pool-*"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, path := range paths {
+		// Pool names are DNS subdomains: safeName left them as they were.
+		name := strings.TrimPrefix(filepath.Base(path), ".pool-")
+		pc := c.st.readView(name)
+		if strings.HasSuffix(name, ".tmp") || pc == nil || !pc.stale() {
+			continue
+		}
+		p, err := c.getPool(ctx, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if p == nil {
+			p = &wbv1.IPPool{Spec: wbv1.IPPoolSpec{Range: pc.Range}}
+			p.Name = name
+		}
+		if err := c.st.Lock(); err != nil {
+			return err
+		}
+		c.cachePool(p)
+		c.st.Unlock()
+	}
+	return errors.Join(errs...)
 }
 
 // The node's slice changes only when the network is re-sliced or the Node is deleted, and

@@ -244,6 +244,11 @@ func (be *bench) sequential(ctx context.Context, p *plugin, levels []int, probes
 			s.addsPerSecond = float64(have) / filling.Seconds()
 			s.fillTime = filling
 		}
+		// Probes measure an ADD at this many pods, not behind the fill's last writes: a
+		// plugin that writes its pool after answering finishes that first.
+		if err := be.pooled(ctx, p, on, have); err != nil {
+			return s, err
+		}
 		var adds []time.Duration
 		for i := range probes {
 			id := fmt.Sprintf("probe-%d-%d", level, i)
@@ -263,6 +268,28 @@ func (be *bench) sequential(ctx context.Context, p *plugin, levels []int, probes
 		s.p50[level], s.p99[level] = quantile(adds, 0.5), quantile(adds, 0.99)
 	}
 	return s, nil
+}
+
+// pooled waits until the node's pools of p's network hold want entries.
+func (be *bench) pooled(ctx context.Context, p *plugin, nodeName string, want int) error {
+	prefix := p.network + "-" + nodeName + "-"
+	got := 0
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		pools := &wbv1.IPPoolList{}
+		if err := be.c.List(ctx, pools, client.InNamespace(poolNS)); err != nil {
+			return err
+		}
+		got = 0
+		for _, pl := range pools.Items {
+			if strings.HasPrefix(pl.Name, prefix) {
+				got += len(pl.Spec.Allocations)
+			}
+		}
+		if got == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: the pools of node %s hold %d entries, not %d, a minute after the fill", p.name, nodeName, got, want)
 }
 
 // concurrent is the ten-node figures of a plugin.
