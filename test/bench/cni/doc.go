@@ -19,7 +19,8 @@ limitations under the License.
 // runtime invokes them (a process per verb, the configuration on stdin):
 //
 //   - one node, sequential ADDs filling the node's slice to 1,000 pods; at 10, 100 and 1,000
-//     pods on the node, probes of ADD (then DEL, so the count stays, and a 250 ms pause) give
+//     pods on the node (once the pool holds them all: rackwire writes it behind its ADDs),
+//     probes of ADD (then DEL, so the count stays, and a 250 ms pause) give
 //     p50 and p99; the fill gives ADDs per second and the apiserver's requests per ADD (the
 //     flusher's included);
 //   - ten nodes, 16 ADDs at once on each: throughput and p99; then the same for DEL.
