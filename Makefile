@@ -121,8 +121,7 @@ run: manifests generate fmt vet ## Run the manager against the cluster of your c
 
 .PHONY: dev
 dev: manifests generate envtest $(if $(BMO),bmo) ## Local control plane on loopback with CRDs, webhooks, the manager, the switch lab (root) and samples; BMO=1 adds BMO in test mode and a host.
-	$(GO) build -o $(LOCALBIN)/manager ./cmd/manager
-	$(GO) build -o $(LOCALBIN)/devenv ./cmd/devenv
+	$(GO) build -o $(LOCALBIN)/ ./cmd/manager ./cmd/devenv
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(LOCALBIN)/devenv --manager $(LOCALBIN)/manager --dir $(LOCALBIN)/dev $(if $(BMO),--bmo)
 
 .PHONY: docker-build
