@@ -156,10 +156,16 @@ func RunFlusher(dir string) error {
 			return nil // another flusher has it
 		}
 		idleSince := time.Now()
+		var refreshed time.Time
 		for time.Since(idleSince) < flushIdle {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 			n, err := c.flushOnce(ctx, flushWindow)
-			err = errors.Join(err, c.refreshViews(ctx))
+			// Views age by the TTL (30 s): a look a second is enough, and the views of a full
+			// slice are not parsed every 20 ms.
+			if time.Since(refreshed) >= time.Second {
+				err = errors.Join(err, c.refreshViews(ctx))
+				refreshed = time.Now()
+			}
 			cancel()
 			if n > 0 {
 				idleSince = time.Now()

@@ -139,7 +139,7 @@ func BenchmarkCNI(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	fill, probes := envInt("BENCH_CNI_FILL", 1000), envInt("BENCH_CNI_PROBES", 100)
+	fill, probes := envInt("BENCH_CNI_FILL", 1000), envInt("BENCH_CNI_PROBES", 200)
 	levels := []int{10, 100, 1000}
 	for i, l := range levels {
 		levels[i] = min(l, fill)

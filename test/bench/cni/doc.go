@@ -27,5 +27,6 @@ limitations under the License.
 //
 // Goals (issue 14): p99 at 1,000 pods within 1.2x of p99 at 10, and at least 3x whereabouts'
 // ADDs per second. Run with `make bench`; BENCH_CNI_FILL changes the fill (default 1000) and
-// BENCH_CNI_PROBES the probes per level (default 100).
+// BENCH_CNI_PROBES the probes per level (default 200: the p99 of 100 is the second-slowest
+// ADD, so a single stall of the machine decides it).
 package cni
