@@ -53,15 +53,25 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 		}
 		return out, nil
 	}
-	if slice, ok := c.cachedSlice(); ok {
-		return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
+	slice, ok, _ := c.cachedSlice()
+	if !ok {
+		var err error
+		if slice, err = c.readSlice(ctx); err != nil {
+			return nil, err
+		}
 	}
+	return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
+}
+
+// readSlice reads the node's slice from the network's NodeSlicePool, and keeps it.
+func (c *call) readSlice(ctx context.Context) (netip.Prefix, error) {
+	cfg := c.cfg
 	nsp := &wbv1.NodeSlicePool{}
 	if err := c.kube.get(ctx, c.kube.wbPath("nodeslicepools", cfg.SliceNetwork()), nsp); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("network %q: no NodeSlicePool %s/%s yet (rackwire's manager writes it from the NetworkAttachmentDefinition)", cfg.Name, c.kube.namespace, cfg.SliceNetwork())
+			return netip.Prefix{}, fmt.Errorf("network %q: no NodeSlicePool %s/%s yet (rackwire's manager writes it from the NetworkAttachmentDefinition)", cfg.Name, c.kube.namespace, cfg.SliceNetwork())
 		}
-		return nil, fmt.Errorf("network %q: reading NodeSlicePool %s: %w", cfg.Name, cfg.SliceNetwork(), err)
+		return netip.Prefix{}, fmt.Errorf("network %q: reading NodeSlicePool %s: %w", cfg.Name, cfg.SliceNetwork(), err)
 	}
 	for _, a := range nsp.Status.Allocations {
 		if a.NodeName != c.node {
@@ -69,17 +79,17 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 		}
 		slice, err := netip.ParsePrefix(a.SliceRange)
 		if err != nil {
-			return nil, fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
+			return netip.Prefix{}, fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
 		}
 		slice = slice.Masked()
 		c.cacheSlice(slice)
-		return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
+		return slice, nil
 	}
-	return nil, fmt.Errorf("network %q: node %s has no slice in NodeSlicePool %s/%s (all slices taken? see its NodesWithoutSlice condition)", cfg.Name, c.node, c.kube.namespace, nsp.Name)
+	return netip.Prefix{}, fmt.Errorf("network %q: node %s has no slice in NodeSlicePool %s/%s (all slices taken? see its NodesWithoutSlice condition)", cfg.Name, c.node, c.kube.namespace, nsp.Name)
 }
 
 // allocator is the free space of a target, given the pool's allocations.
-func (c *call) allocator(t target, pool *wbv1.IPPool) (*ipalloc.Pool, error) {
+func (c *call) allocator(t target, taken []string) (*ipalloc.Pool, error) {
 	conf := ipalloc.Config{Entries: []ipalloc.Entry{{Subnet: t.poolRange}}}
 	// Bounds only where they cut the pool's range: in node-slice mode the slicer hands out
 	// whole slices inside them already.
@@ -110,11 +120,9 @@ func (c *call) allocator(t target, pool *wbv1.IPPool) (*ipalloc.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network %q: range %s: %w", c.cfg.Name, t.poolRange, err)
 	}
-	if pool != nil {
-		for key := range pool.Spec.Allocations {
-			if a, err := AtOffset(t.poolRange, key); err == nil && p.Contains(a) {
-				_ = p.Reserve(a)
-			}
+	for _, key := range taken {
+		if a, err := AtOffset(t.poolRange, key); err == nil && p.Contains(a) {
+			_ = p.Reserve(a)
 		}
 	}
 	return p, nil
@@ -152,19 +160,21 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		}
 		// A retry reads the pool; a first try may trust the node's view of it, a stale
 		// one too when a flusher will read the pool behind this ADD.
-		pool, stale := c.viewOf(t.pool)
+		view, stale := c.viewOf(t.pool)
 		if stale && !c.refreshedBehind() {
-			pool = nil
+			view = nil
 		}
-		viewed := pool != nil && attempt == 0
-		if pool == nil || attempt > 0 {
-			var err error
-			if pool, err = c.getPool(ctx, t.pool); err != nil {
+		viewed := view != nil && attempt == 0
+		// exists is a hint for record: a pool that turns out missing is created there.
+		exists := view != nil
+		if view == nil || attempt > 0 {
+			pool, err := c.getPool(ctx, t.pool)
+			if err != nil {
 				return netip.Addr{}, err
 			}
-			c.cachePool(pool)
+			view, exists = c.cachePool(t.pool, t.poolRange.String(), pool), pool != nil
 		}
-		space, err := c.allocator(t, pool)
+		space, err := c.allocator(t, view.keys())
 		if err != nil {
 			return netip.Addr{}, err
 		}
@@ -187,7 +197,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		if c.deferred() {
 			return addr, c.markPending(rec, addr)
 		}
-		done, err := c.record(ctx, t, pool, addr)
+		done, err := c.record(ctx, t, exists, addr)
 		if err != nil {
 			return netip.Addr{}, err
 		}
@@ -227,7 +237,8 @@ func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bo
 		if c.deferred() {
 			return addr, true, c.markPending(rec, addr)
 		}
-		done, err := c.record(ctx, t, c.cachedPool(t.pool), addr)
+		view, stale := c.viewOf(t.pool)
+		done, err := c.record(ctx, t, view != nil && !stale, addr)
 		if err != nil || !done {
 			return netip.Addr{}, false, err
 		}
@@ -357,13 +368,14 @@ func lastAddr(p netip.Prefix) netip.Addr {
 
 func allocPath(key string) string { return "/spec/allocations/" + escapePointer(key) }
 
-// record writes addr into the pool, creating the pool if it does not exist. done is false
+// record writes addr into the pool, creating the pool if it does not exist (exists is what
+// the caller believes; wrong either way, it costs a request). done is false
 // when another holder recorded the address first.
-func (c *call) record(ctx context.Context, t target, pool *wbv1.IPPool, addr netip.Addr) (bool, error) {
+func (c *call) record(ctx context.Context, t target, exists bool, addr netip.Addr) (bool, error) {
 	key := Offset(t.poolRange, addr)
 	alloc := wbv1.IPAllocation{ContainerID: c.containerID, PodRef: c.podRef(), IfName: c.ifName}
 	for {
-		if pool == nil {
+		if !exists {
 			np := &wbv1.IPPool{
 				TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "IPPool"},
 				ObjectMeta: metav1.ObjectMeta{Name: t.pool, Namespace: c.kube.namespace},
@@ -408,7 +420,7 @@ func (c *call) record(ctx context.Context, t target, pool *wbv1.IPPool, addr net
 				continue
 			}
 		}
-		pool = cur
+		exists = cur != nil
 	}
 }
 

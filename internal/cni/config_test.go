@@ -142,6 +142,10 @@ func TestOffsets(t *testing.T) {
 		{"10.0.0.64/26", "10.0.0.65", "1"},
 		{"fd00::/32", "fd00:0:0:1::", "18446744073709551616"},
 		{"fd00::/64", "fd00::ffff:ffff:ffff:ffff", "18446744073709551615"},
+		{"fd00::/32", "fd00::ffff:ffff:ffff:ffff", "18446744073709551615"},
+		{"fd00::/32", "fd00:0:0:1::1", "18446744073709551617"},
+		{"fd00::ff00/120", "fd00::ffff", "255"},
+		{"255.255.255.0/24", "255.255.255.255", "255"},
 	} {
 		p, a := netip.MustParsePrefix(tc.pool), netip.MustParseAddr(tc.addr)
 		if got := Offset(p, a); got != tc.key {
@@ -151,7 +155,7 @@ func TestOffsets(t *testing.T) {
 			t.Errorf("AtOffset(%s, %s) = %v %v, want %s", p, tc.key, got, err, a)
 		}
 	}
-	for _, bad := range []string{"-1", "x", "256", "1e3"} {
+	for _, bad := range []string{"-1", "x", "256", "1e3", "", "18446744073709551616"} {
 		if _, err := AtOffset(netip.MustParsePrefix("10.0.0.0/24"), bad); err == nil {
 			t.Errorf("AtOffset accepted %q", bad)
 		}

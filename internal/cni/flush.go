@@ -160,10 +160,10 @@ func RunFlusher(dir string) error {
 		for time.Since(idleSince) < flushIdle {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 			n, err := c.flushOnce(ctx, flushWindow)
-			// Views age by the TTL (30 s): a look a second is enough, and the views of a full
-			// slice are not parsed every 20 ms.
+			// The slice and the views age by 10 s and 30 s: a look a second is enough, and the
+			// views of a full slice are not parsed every 20 ms.
 			if time.Since(refreshed) >= time.Second {
-				err = errors.Join(err, c.refreshViews(ctx))
+				err = errors.Join(err, c.refreshSlice(ctx), c.refreshViews(ctx))
 				refreshed = time.Now()
 			}
 			cancel()

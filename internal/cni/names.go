@@ -17,9 +17,12 @@ limitations under the License.
 package cni
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/big"
+	"math/bits"
 	"net/netip"
+	"strconv"
 
 	"github.com/rackwire/rackwire/internal/cniconf"
 )
@@ -38,11 +41,55 @@ func ReservationName(network string, a netip.Addr) string {
 // IPv6 offsets may exceed 64 bits (whereabouts stops at /65; such keys are beyond what its
 // binaries parse, and they skip them: its own ranges never reach them).
 func Offset(pool netip.Prefix, a netip.Addr) string {
+	// Every ADD turns each key of its node's pool into an address: offsets that fit in 64
+	// bits (all of IPv4, any slice up to a /64) skip big.Int.
+	hi, lo := split(a)
+	bhi, blo := split(pool.Masked().Addr())
+	dlo, borrow := bits.Sub64(lo, blo, 0)
+	if dhi, _ := bits.Sub64(hi, bhi, borrow); dhi == 0 && a.BitLen() == pool.Addr().BitLen() && !a.Less(pool.Masked().Addr()) {
+		return strconv.FormatUint(dlo, 10)
+	}
 	return new(big.Int).Sub(addrInt(a), addrInt(pool.Masked().Addr())).String()
+}
+
+// split is an address as two 64-bit halves, IPv4 in the low one.
+func split(a netip.Addr) (hi, lo uint64) {
+	if a.Is4() {
+		b := a.As4()
+		return 0, uint64(binary.BigEndian.Uint32(b[:]))
+	}
+	b := a.As16()
+	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
 }
 
 // AtOffset is the address at a spec.allocations key.
 func AtOffset(pool netip.Prefix, key string) (netip.Addr, error) {
+	if off, err := strconv.ParseUint(key, 10, 64); err == nil && key[0] != '+' {
+		hi, lo := split(pool.Masked().Addr())
+		lo, carry := bits.Add64(lo, off, 0)
+		hi, over := bits.Add64(hi, 0, carry)
+		var a netip.Addr
+		if pool.Addr().Is4() {
+			if hi != 0 || lo > 0xffffffff {
+				return netip.Addr{}, fmt.Errorf("allocation key %q is past %s", key, pool)
+			}
+			var b [4]byte
+			binary.BigEndian.PutUint32(b[:], uint32(lo))
+			a = netip.AddrFrom4(b)
+		} else {
+			if over != 0 {
+				return netip.Addr{}, fmt.Errorf("allocation key %q is past %s", key, pool)
+			}
+			var b [16]byte
+			binary.BigEndian.PutUint64(b[:8], hi)
+			binary.BigEndian.PutUint64(b[8:], lo)
+			a = netip.AddrFrom16(b)
+		}
+		if !pool.Contains(a) {
+			return netip.Addr{}, fmt.Errorf("allocation key %q is past %s", key, pool)
+		}
+		return a, nil
+	}
 	off, ok := new(big.Int).SetString(key, 10)
 	if !ok || off.Sign() < 0 {
 		return netip.Addr{}, fmt.Errorf("allocation key %q is not an offset", key)

@@ -17,6 +17,7 @@ limitations under the License.
 package cni_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,6 +32,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/plugins/pkg/testutils"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -654,16 +656,19 @@ func TestStaleViewReadBehind(t *testing.T) {
 	if err := k8s.Delete(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	var v map[string]any
+	// An hour old: the header line says when the pool was read.
+	flusherGone(t, filepath.Dir(view))
 	b, err := os.ReadFile(view)
-	if err != nil || json.Unmarshal(b, &v) != nil {
+	head, rest, _ := bytes.Cut(b, []byte("\n"))
+	var v map[string]any
+	if err != nil || json.Unmarshal(head, &v) != nil {
 		t.Fatalf("the node's view of the pool: %v %s", err, b)
 	}
 	v["read"] = time.Now().Add(-time.Hour)
-	if b, err = json.Marshal(v); err != nil {
+	if head, err = json.Marshal(v); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(view, b, 0o600); err != nil {
+	if err := os.WriteFile(view, append(append(head, '\n'), rest...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got := add("c-sv-2"); got == first {
@@ -674,14 +679,21 @@ func TestStaleViewReadBehind(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 		var v struct {
-			Taken map[string]bool `json:"taken"`
-			Read  time.Time       `json:"read"`
+			Read time.Time `json:"read"`
 		}
-		if err := json.Unmarshal(b, &v); err != nil {
+		if err := json.Unmarshal([]byte(lines[0]), &v); err != nil {
 			return err
 		}
-		if time.Since(v.Read) > time.Minute || v.Taken[cni.Offset(slice, first)] || len(v.Taken) != 2 {
+		taken := map[string]bool{}
+		for _, l := range lines[1:] {
+			taken[l[1:]] = l[0] == '+'
+			if l[0] == '-' {
+				delete(taken, l[1:])
+			}
+		}
+		if time.Since(v.Read) > time.Minute || taken[cni.Offset(slice, first)] || len(taken) != 2 {
 			return fmt.Errorf("view not read again: %s", b)
 		}
 		return nil
@@ -689,4 +701,96 @@ func TestStaleViewReadBehind(t *testing.T) {
 	if got := add("c-sv-3"); got != first {
 		t.Errorf("after the read behind, the next ADD got %s, not the freed %s", got, first)
 	}
+}
+
+// TestSliceReadBehind: an ADD goes on with a slice read 10 to 30 s ago while the flusher
+// reads the NodeSlicePool again; past 30 s the ADD reads it itself.
+func TestSliceReadBehind(t *testing.T) {
+	ctx := context.Background()
+	nsp := &wbv1.NodeSlicePool{}
+	nsp.Name, nsp.Namespace = "slicebehind", poolNS
+	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.77.0.0/24", SliceSize: "/28"}
+	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-r", SliceRange: "10.77.0.16/28"}, {NodeName: "", SliceRange: "10.77.0.32/28"}}
+	if err := k8s.Create(ctx, nsp); err != nil {
+		t.Fatal(err)
+	}
+	conf := netConf("1.1.0", "slicebehind", `"range":"10.77.0.0/24","node_slice_size":"/28"`)
+	sliceFile := filepath.Join(stateDir, "node-r", "slicebehind", ".slice")
+	add := func(id string) netip.Addr {
+		t.Helper()
+		out, err := runPlugin("ADD", conf, id, "node-r", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &current.Result{}
+		if err := json.Unmarshal(out, r); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := netip.AddrFromSlice(r.IPs[0].Address.IP)
+		return a.Unmap()
+	}
+	age := func(d time.Duration) {
+		t.Helper()
+		b, err := os.ReadFile(sliceFile)
+		var v map[string]any
+		if err != nil || json.Unmarshal(b, &v) != nil {
+			t.Fatalf("the node's slice: %v %s", err, b)
+		}
+		v["read"] = time.Now().Add(-d)
+		if b, err = json.Marshal(v); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(sliceFile, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, moved := netip.MustParsePrefix("10.77.0.16/28"), netip.MustParsePrefix("10.77.0.32/28")
+	if a := add("c-sb-0"); !old.Contains(a) {
+		t.Fatalf("first ADD: %s outside %s", a, old)
+	}
+	// Re-sliced: the node now holds the other slice.
+	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "", SliceRange: "10.77.0.16/28"}, {NodeName: "node-r", SliceRange: "10.77.0.32/28"}}
+	if err := k8s.Update(ctx, nsp); err != nil {
+		t.Fatal(err)
+	}
+	flusherGone(t, filepath.Dir(sliceFile))
+	age(15 * time.Second)
+	if a := add("c-sb-1"); !old.Contains(a) {
+		t.Errorf("a 15 s old slice: the ADD read it itself (%s)", a)
+	}
+	eventually(t, func() error {
+		if b, err := os.ReadFile(sliceFile); err != nil || !strings.Contains(string(b), moved.String()) {
+			return fmt.Errorf("slice not read again: %s %v", b, err)
+		}
+		return nil
+	})
+	if a := add("c-sb-2"); !moved.Contains(a) {
+		t.Errorf("after the read behind: %s outside %s", a, moved)
+	}
+	// Moved back, and the slice read 40 s ago: the ADD reads it before it allocates.
+	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-r", SliceRange: "10.77.0.16/28"}, {NodeName: "", SliceRange: "10.77.0.32/28"}}
+	if err := k8s.Update(ctx, nsp); err != nil {
+		t.Fatal(err)
+	}
+	age(40 * time.Second)
+	if a := add("c-sb-3"); !old.Contains(a) {
+		t.Errorf("a 40 s old slice was used: %s outside %s", a, old)
+	}
+}
+
+// flusherGone waits until no flusher runs for the state directory, so that what the test
+// makes stale stays so until the next verb.
+func flusherGone(t *testing.T, dir string) {
+	t.Helper()
+	eventually(t, func() error {
+		f, err := os.OpenFile(filepath.Join(dir, ".flusher"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			return fmt.Errorf("a flusher runs: %w", err)
+		}
+		return unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	})
 }

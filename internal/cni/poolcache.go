@@ -17,6 +17,7 @@ limitations under the License.
 package cni
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,26 +39,25 @@ import (
 // (that read grows with the pool: 1,000 entries are about 110 KB), or else by the ADD.
 const poolCacheTTL = 30 * time.Second
 
+// A view is a file: a JSON header line (range, read time), then one line per change, "+key"
+// or "-key", so an ADD or DEL appends a few bytes instead of rewriting a list as long as the
+// pool; a read of the pool writes it anew. A line cut short by a crash is skipped: the view
+// only misses a change, which costs a retry. (A view of an earlier version is one JSON object
+// with its keys in "taken".)
 type poolCache struct {
 	Range string          `json:"range"`
-	Taken map[string]bool `json:"taken"`
+	Taken map[string]bool `json:"taken,omitempty"`
 	Read  time.Time       `json:"read"`
 }
 
-func (s *state) cachePath(pool string) string { return filepath.Join(s.dir, ".pool-"+safeName(pool)) }
+// viewCompactSize is the size past which a view is written anew on a change.
+const viewCompactSize = 1 << 20
 
-// cachedPool is the node's view of pool, nil when there is none worth trusting.
-func (c *call) cachedPool(pool string) *wbv1.IPPool {
-	p, stale := c.viewOf(pool)
-	if stale {
-		return nil
-	}
-	return p
-}
+func (s *state) cachePath(pool string) string { return filepath.Join(s.dir, ".pool-"+safeName(pool)) }
 
 // viewOf is the node's view of pool, nil when there is none; stale says it is older than
 // poolCacheTTL.
-func (c *call) viewOf(pool string) (*wbv1.IPPool, bool) {
+func (c *call) viewOf(pool string) (*poolCache, bool) {
 	if c.cfg.SliceSize == "" {
 		return nil, false
 	}
@@ -65,12 +65,7 @@ func (c *call) viewOf(pool string) (*wbv1.IPPool, bool) {
 	if pc == nil {
 		return nil, false
 	}
-	p := &wbv1.IPPool{Spec: wbv1.IPPoolSpec{Range: pc.Range, Allocations: map[string]wbv1.IPAllocation{}}}
-	p.Name = pool
-	for k := range pc.Taken {
-		p.Spec.Allocations[k] = wbv1.IPAllocation{}
-	}
-	return p, pc.stale()
+	return pc, pc.stale()
 }
 
 func (s *state) readView(pool string) *poolCache {
@@ -78,11 +73,40 @@ func (s *state) readView(pool string) *poolCache {
 	if err != nil {
 		return nil
 	}
+	head, rest, _ := bytes.Cut(b, []byte("\n"))
 	pc := &poolCache{}
-	if json.Unmarshal(b, pc) != nil {
+	if json.Unmarshal(head, pc) != nil {
 		return nil
 	}
+	if pc.Taken == nil {
+		pc.Taken = map[string]bool{}
+	}
+	for len(rest) > 0 {
+		var line []byte
+		var ok bool
+		if line, rest, ok = bytes.Cut(rest, []byte("\n")); !ok {
+			break // cut short
+		}
+		if len(line) < 2 || !digits(line[1:]) {
+			continue
+		}
+		switch line[0] {
+		case '+':
+			pc.Taken[string(line[1:])] = true
+		case '-':
+			delete(pc.Taken, string(line[1:]))
+		}
+	}
 	return pc
+}
+
+func digits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (pc *poolCache) stale() bool {
@@ -90,14 +114,26 @@ func (pc *poolCache) stale() bool {
 	return age > poolCacheTTL || age < 0
 }
 
-// cachePool records what a read of the pool showed.
-func (c *call) cachePool(p *wbv1.IPPool) {
-	if c.cfg.SliceSize == "" || p == nil {
-		return
+// keys lists the taken offsets.
+func (pc *poolCache) keys() []string {
+	out := make([]string, 0, len(pc.Taken))
+	for k := range pc.Taken {
+		out = append(out, k)
 	}
-	pc := &poolCache{Range: p.Spec.Range, Taken: map[string]bool{}, Read: time.Now()}
-	for k := range p.Spec.Allocations {
-		pc.Taken[k] = true
+	return out
+}
+
+// cachePool records what a read of the pool (nil: it does not exist) showed, and returns it.
+func (c *call) cachePool(name, rng string, p *wbv1.IPPool) *poolCache {
+	pc := &poolCache{Range: rng, Taken: map[string]bool{}, Read: time.Now()}
+	if p != nil {
+		pc.Range = p.Spec.Range
+		for k := range p.Spec.Allocations {
+			pc.Taken[k] = true
+		}
+	}
+	if c.cfg.SliceSize == "" {
+		return pc
 	}
 	// What this node handed out and has not written yet is not in the pool read.
 	if recs, err := c.st.pendingRecords(0); err == nil {
@@ -105,13 +141,14 @@ func (c *call) cachePool(p *wbv1.IPPool) {
 			for _, e := range r.Entries {
 				pr, perr := netip.ParsePrefix(e.Range)
 				a, aerr := netip.ParseAddr(e.Address)
-				if e.Pool == p.Name && e.Pending && perr == nil && aerr == nil {
+				if e.Pool == name && e.Pending && perr == nil && aerr == nil {
 					pc.Taken[Offset(pr.Masked(), a)] = true
 				}
 			}
 		}
 	}
-	c.writeCache(p.Name, pc)
+	c.st.writeView(name, pc)
+	return pc
 }
 
 // noteCached adds (or drops) an offset in the view, keeping its read time.
@@ -119,29 +156,54 @@ func (c *call) noteCached(pool, rng, key string, taken bool) {
 	if c.cfg.SliceSize == "" {
 		return
 	}
-	b, err := os.ReadFile(c.st.cachePath(pool))
-	pc := &poolCache{}
-	if err != nil || json.Unmarshal(b, pc) != nil {
-		if !taken || !errors.Is(err, os.ErrNotExist) {
-			return
+	path := c.st.cachePath(pool)
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && taken:
+		// The pool is new with this ADD: its whole content is known.
+		c.st.writeView(pool, &poolCache{Range: rng, Taken: map[string]bool{key: true}, Read: time.Now()})
+		return
+	case err != nil:
+		return
+	case info.Size() > viewCompactSize:
+		if pc := c.st.readView(pool); pc != nil {
+			if taken {
+				pc.Taken[key] = true
+			} else {
+				delete(pc.Taken, key)
+			}
+			c.st.writeView(pool, pc)
 		}
-		// The pool was just created by this ADD: its whole content is known.
-		pc = &poolCache{Range: rng, Taken: map[string]bool{}, Read: time.Now()}
+		return
 	}
+	op := "-"
 	if taken {
-		pc.Taken[key] = true
-	} else {
-		delete(pc.Taken, key)
+		op = "+"
 	}
-	c.writeCache(pool, pc)
-}
-
-func (c *call) writeCache(pool string, pc *poolCache) {
-	b, err := json.Marshal(pc)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return
 	}
-	_ = writeIfChanged(c.st.cachePath(pool), b, 0o600)
+	_, _ = f.WriteString(op + key + "\n")
+	_ = f.Close()
+}
+
+// writeView writes the view anew: the header, then its keys.
+func (s *state) writeView(pool string, pc *poolCache) {
+	head, err := json.Marshal(poolCache{Range: pc.Range, Read: pc.Read})
+	if err != nil {
+		return
+	}
+	var b bytes.Buffer
+	b.Grow(len(head) + 1 + 8*len(pc.Taken))
+	b.Write(head)
+	b.WriteByte('\n')
+	for k := range pc.Taken {
+		b.WriteByte('+')
+		b.WriteString(k)
+		b.WriteByte('\n')
+	}
+	_ = writeIfChanged(s.cachePath(pool), b.Bytes(), 0o600)
 }
 
 // refreshViews reads again the pools whose view is stale, for the ADDs that went on with it.
@@ -156,8 +218,11 @@ func (c *call) refreshViews(ctx context.Context) error {
 	for _, path := range paths {
 		// Pool names are DNS subdomains: safeName left them as they were.
 		name := strings.TrimPrefix(filepath.Base(path), ".pool-")
+		if strings.HasSuffix(name, ".tmp") {
+			continue
+		}
 		pc := c.st.readView(name)
-		if strings.HasSuffix(name, ".tmp") || pc == nil || !pc.stale() {
+		if pc == nil || !pc.stale() {
 			continue
 		}
 		p, err := c.getPool(ctx, name)
@@ -165,14 +230,10 @@ func (c *call) refreshViews(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		if p == nil {
-			p = &wbv1.IPPool{Spec: wbv1.IPPoolSpec{Range: pc.Range}}
-			p.Name = name
-		}
 		if err := c.st.Lock(); err != nil {
 			return err
 		}
-		c.cachePool(p)
+		c.cachePool(name, pc.Range, p)
 		c.st.Unlock()
 	}
 	return errors.Join(errs...)
@@ -181,8 +242,12 @@ func (c *call) refreshViews(ctx context.Context) error {
 // The node's slice changes only when the network is re-sliced or the Node is deleted, and
 // rackwire's manager then keeps the old slice from every other node while its pool holds
 // addresses, and for --nodeslice-release-grace (2m) after: a slice read a few seconds ago
-// is as good as the NodeSlicePool itself.
-const sliceCacheTTL = 10 * time.Second
+// is as good as the NodeSlicePool itself. Past sliceCacheTTL the flusher reads it again
+// behind the ADDs, which go on with it up to sliceCacheMax; past that, an ADD reads it.
+const (
+	sliceCacheTTL = 10 * time.Second
+	sliceCacheMax = 30 * time.Second
+)
 
 type sliceCache struct {
 	Slice string    `json:"slice"`
@@ -191,21 +256,41 @@ type sliceCache struct {
 
 func (s *state) slicePath() string { return filepath.Join(s.dir, ".slice") }
 
-func (c *call) cachedSlice() (netip.Prefix, bool) {
+// cachedSlice is the node's slice as last read, if it may still be used, and whether it is
+// due to be read again.
+func (c *call) cachedSlice() (p netip.Prefix, ok, due bool) {
 	b, err := os.ReadFile(c.st.slicePath())
 	if err != nil {
-		return netip.Prefix{}, false
+		return netip.Prefix{}, false, true
 	}
 	sc := &sliceCache{}
-	if json.Unmarshal(b, sc) != nil || time.Since(sc.Read) > sliceCacheTTL || time.Since(sc.Read) < 0 {
-		return netip.Prefix{}, false
+	if json.Unmarshal(b, sc) != nil {
+		return netip.Prefix{}, false, true
 	}
-	p, err := netip.ParsePrefix(sc.Slice)
-	return p, err == nil
+	age := time.Since(sc.Read)
+	due = age > sliceCacheTTL || age < 0
+	limit := sliceCacheTTL
+	if c.refreshedBehind() {
+		limit = sliceCacheMax
+	}
+	if age > limit || age < 0 {
+		return netip.Prefix{}, false, due
+	}
+	p, err = netip.ParsePrefix(sc.Slice)
+	return p, err == nil, due
 }
 
 func (c *call) cacheSlice(p netip.Prefix) {
 	if b, err := json.Marshal(sliceCache{Slice: p.String(), Read: time.Now()}); err == nil {
 		_ = writeIfChanged(c.st.slicePath(), b, 0o600)
 	}
+}
+
+// refreshSlice reads the node's slice again when it is due, for the ADDs that go on with it.
+func (c *call) refreshSlice(ctx context.Context) error {
+	if _, _, due := c.cachedSlice(); !due {
+		return nil
+	}
+	_, err := c.readSlice(ctx)
+	return err
 }
