@@ -351,14 +351,7 @@ func TestGC(t *testing.T) {
 // TestNodeSlice: the node's slice of the NodeSlicePool, whereabouts' per-node pool name,
 // the range's prefix length in the result; a node without a slice is told so.
 func TestNodeSlice(t *testing.T) {
-	ctx := context.Background()
-	nsp := &wbv1.NodeSlicePool{}
-	nsp.Name, nsp.Namespace = "slicenet", poolNS
-	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.68.0.0/24", SliceSize: "/26"}
-	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-a", SliceRange: "10.68.0.0/26"}, {NodeName: "node-b", SliceRange: "10.68.0.64/26"}}
-	if err := k8s.Create(ctx, nsp); err != nil {
-		t.Fatal(err)
-	}
+	slicePool(t, "slicenet", "10.68.0.0/24", "/26", wbv1.NodeSliceAllocation{NodeName: "node-a", SliceRange: "10.68.0.0/26"}, wbv1.NodeSliceAllocation{NodeName: "node-b", SliceRange: "10.68.0.64/26"})
 	conf := netConf("1.0.0", "slicenet", `"range":"10.68.0.0/24","node_slice_size":"/26"`)
 	t.Setenv("NODENAME", "node-b")
 	if got := addrs(attachment{conf: conf, container: "c-slice", pod: "slice"}.mustAdd(t)); got[0] != "10.68.0.65/24" {
@@ -457,13 +450,7 @@ func TestConcurrentAcrossNodes(t *testing.T) {
 // concurrent DELs, waiting for entries being written, leave the pool and reservations empty.
 func TestWriteBehindOnOneNode(t *testing.T) {
 	ctx := context.Background()
-	nsp := &wbv1.NodeSlicePool{}
-	nsp.Name, nsp.Namespace = "wbnet", poolNS
-	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.72.0.0/16", SliceSize: "/24"}
-	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-w", SliceRange: "10.72.3.0/24"}}
-	if err := k8s.Create(ctx, nsp); err != nil {
-		t.Fatal(err)
-	}
+	slicePool(t, "wbnet", "10.72.0.0/16", "/24", wbv1.NodeSliceAllocation{NodeName: "node-w", SliceRange: "10.72.3.0/24"})
 	conf := netConf("1.1.0", "wbnet", `"range":"10.72.0.0/16","node_slice_size":"/24"`)
 	const n = 20
 	run := func(verb string) []string {
@@ -572,13 +559,7 @@ func TestLogFile(t *testing.T) {
 // give their addresses back to the node's view, and a view that looks full is checked
 // against the pool before an ADD fails (the benchmark found a false exhaustion).
 func TestShortLivedPodsInAFullSlice(t *testing.T) {
-	nsp := &wbv1.NodeSlicePool{}
-	nsp.Name, nsp.Namespace = "shortnet", poolNS
-	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.75.0.0/24", SliceSize: "/29"}
-	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-s", SliceRange: "10.75.0.8/29"}}
-	if err := k8s.Create(context.Background(), nsp); err != nil {
-		t.Fatal(err)
-	}
+	slicePool(t, "shortnet", "10.75.0.0/24", "/29", wbv1.NodeSliceAllocation{NodeName: "node-s", SliceRange: "10.75.0.8/29"})
 	conf := netConf("1.1.0", "shortnet", `"range":"10.75.0.0/24","node_slice_size":"/29"`)
 	args := func(id string) string { return "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id }
 	// Six addresses in the slice: five held, one for a pod that comes and goes.
@@ -610,30 +591,12 @@ func TestShortLivedPodsInAFullSlice(t *testing.T) {
 // operator) comes back without any ADD paying for the read.
 func TestStaleViewReadBehind(t *testing.T) {
 	ctx := context.Background()
-	nsp := &wbv1.NodeSlicePool{}
-	nsp.Name, nsp.Namespace = "staleview", poolNS
-	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.76.0.0/24", SliceSize: "/28"}
-	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-v", SliceRange: "10.76.0.16/28"}}
-	if err := k8s.Create(ctx, nsp); err != nil {
-		t.Fatal(err)
-	}
+	slicePool(t, "staleview", "10.76.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-v", SliceRange: "10.76.0.16/28"})
 	slice := netip.MustParsePrefix("10.76.0.16/28")
 	poolName := "staleview-node-v-10.76.0.16-28"
 	view := filepath.Join(stateDir, "node-v", "staleview", ".pool-"+poolName)
 	conf := netConf("1.1.0", "staleview", `"range":"10.76.0.0/24","node_slice_size":"/28"`)
-	add := func(id string) netip.Addr {
-		t.Helper()
-		out, err := runPlugin("ADD", conf, id, "node-v", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &current.Result{}
-		if err := json.Unmarshal(out, r); err != nil {
-			t.Fatal(err)
-		}
-		a, _ := netip.AddrFromSlice(r.IPs[0].Address.IP)
-		return a.Unmap()
-	}
+	add := func(id string) netip.Addr { return addProcess(t, conf, "node-v", id) }
 	first := add("c-sv-0")
 	add("c-sv-1")
 	eventually(t, func() error {
@@ -707,28 +670,10 @@ func TestStaleViewReadBehind(t *testing.T) {
 // reads the NodeSlicePool again; past 30 s the ADD reads it itself.
 func TestSliceReadBehind(t *testing.T) {
 	ctx := context.Background()
-	nsp := &wbv1.NodeSlicePool{}
-	nsp.Name, nsp.Namespace = "slicebehind", poolNS
-	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: "10.77.0.0/24", SliceSize: "/28"}
-	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "node-r", SliceRange: "10.77.0.16/28"}, {NodeName: "", SliceRange: "10.77.0.32/28"}}
-	if err := k8s.Create(ctx, nsp); err != nil {
-		t.Fatal(err)
-	}
+	nsp := slicePool(t, "slicebehind", "10.77.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-r", SliceRange: "10.77.0.16/28"}, wbv1.NodeSliceAllocation{NodeName: "", SliceRange: "10.77.0.32/28"})
 	conf := netConf("1.1.0", "slicebehind", `"range":"10.77.0.0/24","node_slice_size":"/28"`)
 	sliceFile := filepath.Join(stateDir, "node-r", "slicebehind", ".slice")
-	add := func(id string) netip.Addr {
-		t.Helper()
-		out, err := runPlugin("ADD", conf, id, "node-r", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &current.Result{}
-		if err := json.Unmarshal(out, r); err != nil {
-			t.Fatal(err)
-		}
-		a, _ := netip.AddrFromSlice(r.IPs[0].Address.IP)
-		return a.Unmap()
-	}
+	add := func(id string) netip.Addr { return addProcess(t, conf, "node-r", id) }
 	age := func(d time.Duration) {
 		t.Helper()
 		b, err := os.ReadFile(sliceFile)
@@ -793,4 +738,32 @@ func flusherGone(t *testing.T, dir string) {
 		}
 		return unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	})
+}
+
+// slicePool creates a network's NodeSlicePool with the given slices, as the manager writes it.
+func slicePool(t *testing.T, name, rng, size string, allocs ...wbv1.NodeSliceAllocation) *wbv1.NodeSlicePool {
+	t.Helper()
+	nsp := &wbv1.NodeSlicePool{}
+	nsp.Name, nsp.Namespace = name, poolNS
+	nsp.Spec = wbv1.NodeSlicePoolSpec{Range: rng, SliceSize: size}
+	nsp.Status.Allocations = allocs
+	if err := k8s.Create(context.Background(), nsp); err != nil {
+		t.Fatal(err)
+	}
+	return nsp
+}
+
+// addProcess runs ADD in a plugin process for pod id on node and returns its address.
+func addProcess(t *testing.T, conf []byte, node, id string) netip.Addr {
+	t.Helper()
+	out, err := runPlugin("ADD", conf, id, node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &current.Result{}
+	if err := json.Unmarshal(out, r); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := netip.AddrFromSlice(r.IPs[0].Address.IP)
+	return a.Unmap()
 }
