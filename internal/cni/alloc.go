@@ -160,8 +160,8 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		}
 		// A retry reads the pool; a first try may trust the node's view of it, a stale
 		// one too when a flusher will read the pool behind this ADD.
-		view, stale := c.viewOf(t.pool)
-		if stale && !c.refreshedBehind() {
+		view := c.viewOf(t.pool)
+		if view != nil && view.stale() && !c.refreshedBehind() {
 			view = nil
 		}
 		viewed := view != nil && attempt == 0
@@ -237,8 +237,8 @@ func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bo
 		if c.deferred() {
 			return addr, true, c.markPending(rec, addr)
 		}
-		view, stale := c.viewOf(t.pool)
-		done, err := c.record(ctx, t, view != nil && !stale, addr)
+		view := c.viewOf(t.pool)
+		done, err := c.record(ctx, t, view != nil && !view.stale(), addr)
 		if err != nil || !done {
 			return netip.Addr{}, false, err
 		}

@@ -95,21 +95,17 @@ func (c *call) release(ctx context.Context, rec *record) error {
 		if e.Pending && !e.Flushing {
 			// Never written to the pool: only its reservation is left to go, and its place
 			// in the node's view of the pool.
-			if a, err := netip.ParseAddr(e.Address); err == nil {
-				if pr, err := netip.ParsePrefix(e.Range); err == nil {
-					c.noteCached(e.Pool, e.Range, Offset(pr.Masked(), a), false)
-				}
+			if key, _, ok := e.key(); ok {
+				c.noteCached(e.Pool, e.Range, key, false)
 			}
 			continue
 		}
-		a, err := netip.ParseAddr(e.Address)
-		pr, perr := netip.ParsePrefix(e.Range)
-		if err != nil || perr != nil {
+		key, a, ok := e.key()
+		if !ok {
 			read[e.Pool] = true
 			continue
 		}
-		key := Offset(pr.Masked(), a)
-		err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", e.Pool), []patchOp{
+		err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", e.Pool), []patchOp{
 			{Op: "test", Path: allocPath(key) + "/id", Value: c.containerID},
 			{Op: "test", Path: allocPath(key) + "/ifname", Value: c.ifName},
 			{Op: "remove", Path: allocPath(key)},

@@ -288,11 +288,11 @@ func (c *call) writePool(ctx context.Context, pool string, items []flushItem, wr
 	}
 	var all []kv
 	for _, it := range items {
-		a, err := netip.ParseAddr(it.entry.Address)
-		if err != nil {
+		key, _, ok := it.entry.key()
+		if !ok {
 			continue
 		}
-		all = append(all, kv{key: Offset(pr, a), id: pool + "/" + it.entry.Address,
+		all = append(all, kv{key: key, id: pool + "/" + it.entry.Address,
 			alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}})
 	}
 	ops := make([]patchOp, 0, 2*len(all))

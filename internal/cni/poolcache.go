@@ -55,17 +55,12 @@ const viewCompactSize = 1 << 20
 
 func (s *state) cachePath(pool string) string { return filepath.Join(s.dir, ".pool-"+safeName(pool)) }
 
-// viewOf is the node's view of pool, nil when there is none; stale says it is older than
-// poolCacheTTL.
-func (c *call) viewOf(pool string) (*poolCache, bool) {
+// viewOf is the node's view of pool, nil when there is none (or no node-slice mode).
+func (c *call) viewOf(pool string) *poolCache {
 	if c.cfg.SliceSize == "" {
-		return nil, false
+		return nil
 	}
-	pc := c.st.readView(pool)
-	if pc == nil {
-		return nil, false
-	}
-	return pc, pc.stale()
+	return c.st.readView(pool)
 }
 
 func (s *state) readView(pool string) *poolCache {
@@ -109,6 +104,7 @@ func digits(b []byte) bool {
 	return true
 }
 
+// stale says the view is older than poolCacheTTL.
 func (pc *poolCache) stale() bool {
 	age := time.Since(pc.Read)
 	return age > poolCacheTTL || age < 0
@@ -139,10 +135,8 @@ func (c *call) cachePool(name, rng string, p *wbv1.IPPool) *poolCache {
 	if recs, err := c.st.pendingRecords(0); err == nil {
 		for _, r := range recs {
 			for _, e := range r.Entries {
-				pr, perr := netip.ParsePrefix(e.Range)
-				a, aerr := netip.ParseAddr(e.Address)
-				if e.Pool == name && e.Pending && perr == nil && aerr == nil {
-					pc.Taken[Offset(pr.Masked(), a)] = true
+				if key, _, ok := e.key(); ok && e.Pool == name && e.Pending {
+					pc.Taken[key] = true
 				}
 			}
 		}

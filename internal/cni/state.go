@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,17 @@ type entry struct {
 	Pending bool `json:"pending,omitempty"`
 	// Flushing: a flusher is writing it now; DEL waits for it while that flusher lives.
 	Flushing bool `json:"flushing,omitempty"`
+}
+
+// key is the entry's spec.allocations key in its pool, with its address; ok is false when
+// the record holds no parsable address or range.
+func (e entry) key() (key string, a netip.Addr, ok bool) {
+	a, err := netip.ParseAddr(e.Address)
+	pr, perr := netip.ParsePrefix(e.Range)
+	if err != nil || perr != nil {
+		return "", netip.Addr{}, false
+	}
+	return Offset(pr.Masked(), a), a, true
 }
 
 // state is the node-local directory of one network: <state_dir>/<node>/<network>/. The node

@@ -19,7 +19,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,8 +29,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,16 +38,12 @@ import (
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 	"github.com/rackwire/rackwire/internal/devenv"
+	"github.com/rackwire/rackwire/internal/promscrape"
 )
 
 // scrape reads the manager's metrics endpoint as Prometheus does.
 func scrape(g Gomega, url string) map[string]*dto.MetricFamily {
-	resp, err := http.Get(url) //nolint:noctx // loopback, the test's own deadline applies
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := p.TextToMetricFamilies(resp.Body)
+	families, err := promscrape.Scrape(url)
 	g.Expect(err).NotTo(HaveOccurred())
 	return families
 }
@@ -58,32 +51,9 @@ func scrape(g Gomega, url string) map[string]*dto.MetricFamily {
 // sample is the value of the series of name whose labels include labels; it fails when
 // there is no such series.
 func sample(g Gomega, families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	f, ok := families[name]
-	g.Expect(ok).To(BeTrue(), "no metric %s", name)
-	var found []float64
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range labels {
-			match = match && have[k] == v
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.Gauge != nil:
-			found = append(found, m.GetGauge().GetValue())
-		case m.Histogram != nil:
-			found = append(found, float64(m.GetHistogram().GetSampleCount()))
-		case m.Counter != nil:
-			found = append(found, m.GetCounter().GetValue())
-		}
-	}
-	g.Expect(found).To(HaveLen(1), "series of %s with %v", name, labels)
-	return found[0]
+	v, err := promscrape.Sample(families, name, labels)
+	g.Expect(err).NotTo(HaveOccurred())
+	return v
 }
 
 // checkMetrics scrapes the manager of a `make dev` with its samples applied and compares

@@ -23,11 +23,10 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/promscrape"
 )
 
 // The suite's manager runs without a metrics server (controlplane.ManagerOptions); the
@@ -50,11 +49,7 @@ var _ = Describe("switch metrics", func() {
 
 		sw1 := map[string]string{"namespace": ns, "switch": "leaf"}
 		Eventually(func(g Gomega) {
-			resp, err := srv.Client().Get(srv.URL)
-			g.Expect(err).NotTo(HaveOccurred())
-			defer func() { _ = resp.Body.Close() }()
-			p := expfmt.NewTextParser(model.UTF8Validation)
-			m, err := p.TextToMetricFamilies(resp.Body)
+			m, err := promscrape.Scrape(srv.URL)
 			g.Expect(err).NotTo(HaveOccurred())
 
 			// Clean at creation, the apply, the drift read, the repair: at least four runs.
@@ -77,31 +72,9 @@ func with(labels map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// value is the one series of name whose labels include labels: a gauge's or counter's
-// value, a histogram's count of observations.
+// value is the one series of name whose labels include labels (promscrape.Sample).
 func value(g Gomega, families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	f, ok := families[name]
-	g.Expect(ok).To(BeTrue(), "no metric %s", name)
-	var found []float64
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range labels {
-			match = match && have[k] == v
-		}
-		switch {
-		case !match:
-		case m.Histogram != nil:
-			found = append(found, float64(m.GetHistogram().GetSampleCount()))
-		case m.Counter != nil:
-			found = append(found, m.GetCounter().GetValue())
-		default:
-			found = append(found, m.GetGauge().GetValue())
-		}
-	}
-	g.Expect(found).To(HaveLen(1), "series of %s with %v", name, labels)
-	return found[0]
+	v, err := promscrape.Sample(families, name, labels)
+	g.Expect(err).NotTo(HaveOccurred())
+	return v
 }
