@@ -24,6 +24,7 @@ import (
 	"github.com/rackwire/rackwire/internal/controller/hostlink"
 	"github.com/rackwire/rackwire/internal/controller/ipam"
 	"github.com/rackwire/rackwire/internal/controller/ipamclaim"
+	"github.com/rackwire/rackwire/internal/controller/ipreconciler"
 	"github.com/rackwire/rackwire/internal/controller/nodeslice"
 	"github.com/rackwire/rackwire/internal/controller/switches"
 	capiipamwebhooks "github.com/rackwire/rackwire/webhooks/capiipam/v1beta2"
@@ -56,6 +57,7 @@ var areas = []area{
 	{name: "hostlink", reconcile: hostlink.Setup},
 	{name: "node slices", reconcile: nodeslice.Setup, admissions: []setupFunc{nodeslicewebhooks.Setup}},
 	{name: "persistent IPs", reconcile: ipamclaim.Setup, admissions: []setupFunc{kubevirtwebhooks.Setup, ipamclaimwebhooks.Setup}},
+	{name: "ip reconciler", reconcile: ipreconciler.Setup},
 }
 
 // setupAreas registers every area's reconcilers and, when asked, its webhooks.

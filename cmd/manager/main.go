@@ -24,6 +24,7 @@ import (
 	"os"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -33,6 +34,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rackwire/rackwire/internal/controller/ipam"
+	"github.com/rackwire/rackwire/internal/controller/ipreconciler"
 	"github.com/rackwire/rackwire/internal/controller/nodeslice"
 	"github.com/rackwire/rackwire/internal/controller/switches"
 	"github.com/rackwire/rackwire/internal/scheme"
@@ -113,6 +115,11 @@ func parseFlags() options {
 		"How long a slice a node lost (Node deleted, range re-cut) is kept from other nodes, so that a CNI ADD that read the old slice finishes first.")
 	flag.DurationVar(&nodeslice.WriteInterval, "nodeslice-write-interval", nodeslice.WriteInterval,
 		"Least time between two writes of one NodeSlicePool; Nodes joining faster are gathered into one write.")
+	flag.DurationVar(&ipreconciler.Grace, "ip-reconciler-grace", ipreconciler.Grace,
+		"How long the holder of an address in whereabouts' IPPools and reservations (a pod, its Node) must have been seen gone "+
+			"before its records are reaped, on networks with ipam.type rackwire.")
+	flag.DurationVar(&ipreconciler.Resync, "ip-reconciler-resync", ipreconciler.Resync,
+		"How often the IP reconciler looks at a network without an event (records of ADDs cut short leave none).")
 	o.zap.Development = false
 	o.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -151,8 +158,13 @@ func run(o options) error {
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 
+	// The IP reconciler caches Pods trimmed to their identity, Node and phase: any other
+	// reader of Pods through the manager's client sees them so.
+	var cacheOpts cache.Options
+	ipreconciler.CacheOptions(&cacheOpts)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme.New(),
+		Cache:                         cacheOpts,
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
