@@ -81,6 +81,7 @@ func TestRenderedManifestsApply(t *testing.T) {
 		all = append(all, objs...)
 	}
 	checkReferences(t, all)
+	t.Run("the CNI plugin's identity", func(t *testing.T) { checkCNIPermissions(ctx, t, cfg, c) })
 }
 
 // render runs `kustomize build dir` and reads its objects.

@@ -125,7 +125,7 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		dir     string
 		cut     *cutter
 	)
-	// The plugin runs as a user with config/cni's ClusterRole only, as the DaemonSet's
+	// The plugin runs as a user with config/cni's roles only, as the DaemonSet's
 	// service account does.
 	var pluginKubeconfig string
 	ipam := func(extra string) string {
@@ -427,20 +427,31 @@ func newPlugins(dir string) plugins {
 	return p
 }
 
-// restrictedPlugin writes a kubeconfig for a user holding config/cni's ClusterRole only, as
-// the DaemonSet's service account does, so a verb needing more fails here first.
+// restrictedPlugin writes a kubeconfig for a user holding config/cni's roles only, as the
+// DaemonSet's service account does (the Role in the pools' namespace, kube-system here as the
+// manager's --nodeslice-namespace says; the ClusterRole's reads), so a verb needing more
+// fails here first.
 func restrictedPlugin(ctx context.Context, env *devenv.Env, dir string) string {
 	objs, err := controlplane.ReadObjects(filepath.Join(root, "config/cni/role.yaml"))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	user := rbacv1.Subject{Kind: "User", Name: "rackwire-cni", APIGroup: "rbac.authorization.k8s.io"}
 	for _, o := range objs {
-		if o.GetKind() == "ClusterRole" {
+		switch o.GetKind() {
+		case "ClusterRole":
 			o.SetName("rackwire-cni")
+			ExpectWithOffset(1, env.Client.Create(ctx, o)).To(Succeed())
+		case "Role":
+			o.SetName("rackwire-cni-pools")
+			o.SetNamespace(metav1.NamespaceSystem)
 			ExpectWithOffset(1, env.Client.Create(ctx, o)).To(Succeed())
 		}
 	}
 	ExpectWithOffset(1, env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rackwire-cni"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "rackwire-cni"},
-		Subjects: []rbacv1.Subject{{Kind: "User", Name: "rackwire-cni", APIGroup: "rbac.authorization.k8s.io"}}})).To(Succeed())
+		Subjects: []rbacv1.Subject{user}})).To(Succeed())
+	ExpectWithOffset(1, env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rackwire-cni-pools", Namespace: metav1.NamespaceSystem},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "rackwire-cni-pools"},
+		Subjects: []rbacv1.Subject{user}})).To(Succeed())
 	kubeconfig := filepath.Join(dir, "cni.kubeconfig")
 	ExpectWithOffset(1, env.WriteKubeconfig(kubeconfig, envtest.User{Name: "rackwire-cni"})).To(Succeed())
 	return kubeconfig

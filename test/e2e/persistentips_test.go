@@ -43,7 +43,7 @@ import (
 
 // The whole persistent-IP path with nothing played by the test but virt-controller and the
 // kubelet: the manager's claim, the real webhook mutating launcher pods sent through the
-// apiserver, the plugin under config/cni's ClusterRole in ip netns namespaces, and
+// apiserver, the plugin under config/cni's roles in ip netns namespaces, and
 // kube-controller-manager's garbage collector deleting a deleted VM's claims.
 var _ = Describe("persistent IPs of KubeVirt VMs in network namespaces", Ordered, func() {
 	const (
@@ -75,7 +75,7 @@ var _ = Describe("persistent IPs of KubeVirt VMs in network namespaces", Ordered
 		DeferCleanup(env.Stop)
 		admin = env.Client
 
-		// The plugin runs with config/cni's ClusterRole only: reading the pod and the claim
+		// The plugin runs with config/cni's roles only: reading the pod and the claim
 		// must be all it needs.
 		kubeconfig := restrictedPlugin(ctx, env, dir)
 		tool.confDir = filepath.Join(dir, "net.d")
