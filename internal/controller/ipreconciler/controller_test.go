@@ -80,6 +80,23 @@ var _ = Describe("The IP reconciler", Ordered, func() {
 		Expect(counter(reapedTotal, map[string]string{"network_name": "blue", "kind": "IPPoolAllocation", "reason": "PodReplaced"})).To(BeNumerically(">=", 1))
 	})
 
+	It("does not put back a deleted reservation of an earlier pod of the name, and reaps its allocation", func() {
+		old := createPod("cache-0", node)
+		stale := allocate(blue, "", blue.rng, "10.70.0.30", old, "0ld0ld02")
+		o, err := stale.reservation()
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() bool { return time.Now().After(o.CreationTimestamp.Add(ipreconciler.Skew + time.Second)) }).Should(BeTrue())
+		deletePod(old)
+		createPod("cache-0", node)
+		before := counter(restoredTotal, map[string]string{"network_name": "blue", "holder": "Pod"})
+
+		// whereabouts' ip-control-loop deletes the reservation: what said that the address
+		// was reserved before the pod of that name existed goes with it.
+		Expect(k8s.Delete(ctx, o)).To(Succeed())
+		Eventually(stale.state).Should(Equal("allocated=false reserved=false"))
+		Expect(counter(restoredTotal, map[string]string{"network_name": "blue", "holder": "Pod"})).To(Equal(before))
+	})
+
 	It("reaps the addresses of a deleted Node's pods, which frees the Node's slice", func() {
 		doomed := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-doomed"}}
 		Expect(k8s.Create(ctx, doomed)).To(Succeed())

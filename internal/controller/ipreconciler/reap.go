@@ -52,7 +52,7 @@ func (r *Reconciler) reapAllocations(ctx context.Context, n networks, v *view, p
 		var ops []patchOp
 		var done []judged
 		for _, j := range js {
-			ev := evidenceOf(v, j.alloc.ContainerID)
+			ev := r.evidence(v, j.alloc.ContainerID)
 			reason, ok, err := r.verdict(ctx, r.Live, j.alloc.PodRef, ev)
 			if err != nil {
 				errs = append(errs, err)
@@ -162,10 +162,6 @@ func (r *Reconciler) recordedLive(ctx context.Context, v *view, a netip.Addr, o 
 		}
 	}
 	return false, nil
-}
-
-func evidenceOf(v *view, containerID string) holder.Evidence {
-	return holder.Evidence{UID: v.uid[containerID], ReservedAt: v.reservedAt[containerID]}
 }
 
 // short is a container ID as the runtime prints it.

@@ -52,6 +52,10 @@ type Reconciler struct {
 	mu     sync.Mutex
 	// since is, per scope and record, when its holder was first seen gone.
 	since map[string]map[string]time.Time
+	// deleted is, per container ID, what the deleted reservations of the container said of
+	// their holder: when a reservation is deleted under an allocation, what tells an earlier
+	// pod of the name from the live one goes with it.
+	deleted map[string]holder.Evidence
 }
 
 // plan is what a reconcile of a scope decided.
@@ -105,6 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.forget(v)
 	// Allocations first, then reservations: the order of a DEL.
 	errs := []error{r.reapAllocations(ctx, n, v, p), r.reapReservations(ctx, n, v, p)}
 	if n.restore {
@@ -138,7 +143,7 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 	}
 	name := n.scope.NetworkName
 	for _, e := range v.entries {
-		ev := holder.Evidence{UID: v.uid[e.alloc.ContainerID], ReservedAt: v.reservedAt[e.alloc.ContainerID]}
+		ev := r.evidence(v, e.alloc.ContainerID)
 		reason, ok, err := r.verdict(ctx, r.Client, e.alloc.PodRef, ev)
 		if err != nil {
 			return nil, err

@@ -136,6 +136,18 @@ func (r *Reconciler) nadEvents() handler.EventHandler {
 	}
 }
 
+// reservationEvents remembers who a deleted reservation was for, and wakes every scope:
+// the reservation may be a live holder's, to put back.
+func (r *Reconciler) reservationEvents() handler.EventHandler {
+	wake := r.everyScopeOnDelete()
+	return handler.Funcs{
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
+			r.remember(e.Object)
+			wake.Delete(ctx, e, q)
+		},
+	}
+}
+
 // everyScopeOnDelete wakes every scope when an object goes: a pod or Node gone starts the
 // grace of its records; a reservation gone may be a live holder's.
 func (r *Reconciler) everyScopeOnDelete() handler.EventHandler {

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controller/ipreconciler/holder"
 	"github.com/rackwire/rackwire/internal/controller/nodeslice"
 )
 
@@ -102,13 +103,13 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	}
 	r := &Reconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("ipreconciler"),
-		Namespace: o.Namespace, Grace: o.Grace, Resync: o.Resync, Skew: o.Skew, scopes: newScopes(),
+		Namespace: o.Namespace, Grace: o.Grace, Resync: o.Resync, Skew: o.Skew, scopes: newScopes(), deleted: map[string]holder.Evidence{},
 	}
 	inNamespace := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetNamespace() == o.Namespace })
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("ipreconciler").
 		Watches(&nadv1.NetworkAttachmentDefinition{}, r.nadEvents()).
-		Watches(&nodeslicev1alpha1.OverlappingRangeIPReservation{}, r.everyScopeOnDelete(), builder.WithPredicates(inNamespace)).
+		Watches(&nodeslicev1alpha1.OverlappingRangeIPReservation{}, r.reservationEvents(), builder.WithPredicates(inNamespace)).
 		Watches(&corev1.Pod{}, r.everyScopeOnDelete()).
 		WatchesMetadata(&corev1.Node{}, r.everyScopeOnDelete()).
 		// One worker: scopes are few, and a reconcile is a read of the cache and a few writes.

@@ -103,6 +103,8 @@ type view struct {
 	// recorded holds "<address>|<container id>" and "<address>|<podref>" of every
 	// allocation of the namespace's IPPools, whatever their network.
 	recorded map[string]bool
+	// containers are the container IDs of every allocation of the namespace.
+	containers map[string]bool
 	// pools are the namespace's IPPools with their parsed ranges.
 	pools  []*nodeslicev1alpha1.IPPool
 	ranges map[*nodeslicev1alpha1.IPPool]netip.Prefix
@@ -119,7 +121,7 @@ func (r *Reconciler) read(ctx context.Context, n networks) (*view, error) {
 	v := &view{
 		byName: map[string]*nodeslicev1alpha1.OverlappingRangeIPReservation{}, reservedAt: map[string]time.Time{},
 		uid: map[string]string{}, recorded: map[string]bool{}, ranges: map[*nodeslicev1alpha1.IPPool]netip.Prefix{},
-		claimRefs: map[string]bool{},
+		claimRefs: map[string]bool{}, containers: map[string]bool{},
 	}
 	var pools nodeslicev1alpha1.IPPoolList
 	if err := r.List(ctx, &pools, client.InNamespace(r.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -138,6 +140,7 @@ func (r *Reconciler) read(ctx context.Context, n networks) (*view, error) {
 			if !ok {
 				continue
 			}
+			v.containers[al.ContainerID] = true
 			v.recorded[recordKey(a, al.ContainerID)] = true
 			v.recorded[recordKey(a, al.PodRef)] = true
 			if ours {
