@@ -97,6 +97,26 @@ var _ = Describe("The IP reconciler", Ordered, func() {
 		Expect(counter(restoredTotal, map[string]string{"network_name": "blue", "holder": "Pod"})).To(Equal(before))
 	})
 
+	It("reaps the reservation of an ADD cut short before it recorded the address, and the address of a finished pod", func() {
+		pod := createPod("job-1", node)
+		cut := record{net: blue, pool: "blue-10.70.0.0-24", poolRange: blue.rng, addr: netip.MustParseAddr("10.70.0.40"),
+			alloc: nodeslicev1alpha1.IPAllocation{ContainerID: "cut00001", PodRef: "apps/job-1", IfName: "net1"}}
+		Expect(k8s.Create(ctx, &nodeslicev1alpha1.OverlappingRangeIPReservation{
+			ObjectMeta: metav1.ObjectMeta{Name: blue.reservationName(cut.addr), Namespace: poolNS},
+			Spec:       nodeslicev1alpha1.OverlappingRangeIPReservationSpec{ContainerID: "cut00001", PodRef: "apps/job-1", IfName: "net1"},
+		})).To(Succeed())
+		done := allocate(blue, "", blue.rng, "10.70.0.41", pod, "job00001")
+
+		Eventually(cut.state).Should(Equal("allocated=false reserved=false"))
+		Expect(counter(reapedTotal, map[string]string{"network_name": "blue", "kind": "OverlappingRangeIPReservation", "reason": "NoPoolEntry"})).To(BeNumerically(">=", 1))
+		Expect(done.state()).To(Equal("allocated=true reserved=true"))
+
+		pod.Status.Phase = corev1.PodSucceeded
+		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(done.state).Should(Equal("allocated=false reserved=false"))
+		Expect(counter(reapedTotal, map[string]string{"network_name": "blue", "kind": "IPPoolAllocation", "reason": "PodFinished"})).To(BeNumerically(">=", 1))
+	})
+
 	It("reaps the addresses of a deleted Node's pods, which frees the Node's slice", func() {
 		doomed := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-doomed"}}
 		Expect(k8s.Create(ctx, doomed)).To(Succeed())
