@@ -22,8 +22,9 @@ limitations under the License.
 // unprefixed scope, as in whereabouts). For each it:
 //   - reaps IPPool allocations and OverlappingRangeIPReservations whose holder is gone: its
 //     pod deleted, re-created under the same name (another UID, or created after the
-//     address was reserved), finished, or on a deleted Node; or a reservation no allocation
-//     matches (an ADD or DEL cut short). Only after the holder has been seen gone for the
+//     address was reserved), finished, or on a deleted Node (a live pod's reservation that no
+//     allocation matches stays: its entry may be waiting for the node's flusher, and the
+//     reservation is the only lock until then). Only after the holder has been seen gone for the
 //     grace period, and after a read past the cache confirms it. An IPAMClaim's reservation
 //     is never reaped: the claim releases it.
 //   - puts back the reservation of a live holder (an allocation whose pod is alive, an

@@ -46,7 +46,7 @@ var (
 	reaped = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rackwire_ipreconciler_reaped_total",
 		Help: "Records of gone holders removed from whereabouts' objects, by network_name (\"\" for networks without one), " +
-			"kind (IPPoolAllocation, OverlappingRangeIPReservation) and reason (PodGone, PodReplaced, PodFinished, NodeGone, NoPoolEntry).",
+			"kind (IPPoolAllocation, OverlappingRangeIPReservation) and reason (PodGone, PodReplaced, PodFinished, NodeGone).",
 	}, []string{"network_name", "kind", "reason"})
 	restored = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rackwire_ipreconciler_reservations_restored_total",

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -105,28 +104,21 @@ func (r *Reconciler) reapReservations(ctx context.Context, n networks, v *view, 
 	for _, j := range p.reapReservations {
 		o := j.o
 		a, _ := cniconf.ReservedAddress(n.scope.NetworkName, o.Name)
-		if v.recordedFor(a, o) && j.reason != holder.NoPoolEntry {
+		if v.recordedFor(a, o) {
 			continue // its allocation goes first
 		}
-		reason := j.reason
-		if reason != holder.NoPoolEntry {
-			ev := holder.Evidence{UID: o.Annotations[AnnotationPodUID], ReservedAt: o.CreationTimestamp.Time}
-			var ok bool
-			var err error
-			if reason, ok, err = r.verdict(ctx, r.Live, o.Spec.PodRef, ev); err != nil {
-				errs = append(errs, err)
-				continue
-			} else if !ok || reason == holder.Alive {
-				continue
-			}
-		} else if held, err := r.recordedLive(ctx, v, a, o); err != nil || held {
+		ev := holder.Evidence{UID: o.Annotations[AnnotationPodUID], ReservedAt: o.CreationTimestamp.Time}
+		reason, ok, err := r.verdict(ctx, r.Live, o.Spec.PodRef, ev)
+		if err != nil {
 			errs = append(errs, err)
+			continue
+		} else if !ok || reason == holder.Alive {
 			continue
 		}
 		uid, rv := o.UID, o.ResourceVersion
 		target := &nodeslicev1alpha1.OverlappingRangeIPReservation{}
 		target.Namespace, target.Name = o.Namespace, o.Name
-		err := r.Delete(ctx, target, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		err = r.Delete(ctx, target, client.Preconditions{UID: &uid, ResourceVersion: &rv})
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 			continue
 		}
@@ -140,28 +132,6 @@ func (r *Reconciler) reapReservations(ctx context.Context, n networks, v *view, 
 			o.Spec.PodRef, short(o.Spec.ContainerID), reason)
 	}
 	return errors.Join(errs...)
-}
-
-// recordedLive reads, past the cache, the IPPools whose range holds a, and says whether one
-// of them records a for the reservation's holder.
-func (r *Reconciler) recordedLive(ctx context.Context, v *view, a netip.Addr, o *nodeslicev1alpha1.OverlappingRangeIPReservation) (bool, error) {
-	for _, pool := range v.pools {
-		key, ok := holder.Offset(v.ranges[pool], a)
-		if !ok {
-			continue
-		}
-		live := &nodeslicev1alpha1.IPPool{}
-		if err := r.Live.Get(ctx, client.ObjectKeyFromObject(pool), live); apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
-			return false, err
-		}
-		al, ok := live.Spec.Allocations[key]
-		if ok && (al.ContainerID == o.Spec.ContainerID || (o.Spec.ContainerID == "" && al.PodRef == o.Spec.PodRef)) {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // short is a container ID as the runtime prints it.

@@ -173,10 +173,10 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 		if !ok {
 			continue
 		}
-		a, _ := cniconf.ReservedAddress(name, o.Name)
-		if reason == holder.Alive && !v.recordedFor(a, o) {
-			reason = holder.NoPoolEntry
-		}
+		// A live pod's reservation stays even when no allocation records it: its entry may
+		// still be on the node, waiting for the flusher (the reservation is the only lock
+		// until then). An ADD cut short under a live pod is undone by the runtime's DEL, or
+		// reaped once the pod is gone.
 		if reason != holder.Alive && due("r/"+string(o.UID)) {
 			p.reapReservations = append(p.reapReservations, judgedReservation{o, reason})
 		}

@@ -36,9 +36,6 @@ const (
 	PodFinished Reason = "PodFinished"
 	// NodeGone: the pod's Node was deleted.
 	NodeGone Reason = "NodeGone"
-	// NoPoolEntry: a reservation no IPPool allocation matches, past the grace: an ADD
-	// cut short before it recorded the address, or a DEL cut short after it removed it.
-	NoPoolEntry Reason = "NoPoolEntry"
 )
 
 // Pod is what the verdict needs of a pod.
