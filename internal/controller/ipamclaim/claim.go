@@ -67,15 +67,26 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if !claim.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finish(ctx, claim)
 	}
-	net, err := r.network(ctx, claim.Spec.Network)
+	net, err := r.network(ctx, claim)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	ours := controllerutil.ContainsFinalizer(claim, Finalizer)
-	switch {
-	case !net.ok && !ours:
+	if !net.ok && !ours {
 		return ctrl.Result{}, nil // another network's claim: not ours to touch
-	case !ours:
+	}
+	if len(claim.Status.IPs) == 0 {
+		// Addresses already held stay held (a VM runs with them); new ones only for the
+		// claims of rackwire's VM controller.
+		why, err := r.fromVM(ctx, claim)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if why != "" {
+			return ctrl.Result{}, r.writeOutcome(ctx, claim, claim.DeepCopy(), outcome{ReasonNotServed, why})
+		}
+	}
+	if !ours {
 		patch := client.MergeFrom(claim.DeepCopy())
 		controllerutil.AddFinalizer(claim, Finalizer)
 		return ctrl.Result{}, r.Patch(ctx, claim, patch)
@@ -107,19 +118,28 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			claim.Status.IPs, o = ips, allocated(ips)
 		}
 	}
+	if o.ok() && net.shared != "" {
+		o.message += "; " + net.shared
+	}
+	return result, r.writeOutcome(ctx, claim, before, o)
+}
+
+// writeOutcome sets the claim's condition from the outcome, patches the status if it changed,
+// and sends an Event when the condition did.
+func (r *ClaimReconciler) writeOutcome(ctx context.Context, claim, before *ipamclaimsv1alpha1.IPAMClaim, o outcome) error {
 	changed := o.apply(claim)
 	if claim.Status.IPs == nil {
 		claim.Status.IPs = []string{} // status.ips is required by the CRD
 	}
 	if !equality.Semantic.DeepEqual(before.Status, claim.Status) {
 		if err := r.Status().Patch(ctx, claim, client.MergeFrom(before)); err != nil {
-			return ctrl.Result{}, err
+			return err
 		}
 	}
 	if changed {
 		r.Recorder.Eventf(claim, nil, o.eventType(), o.reason, "Allocate", "%s", o.message)
 	}
-	return result, nil
+	return nil
 }
 
 // keep checks that every address of status.ips still has the claim's reservation, and

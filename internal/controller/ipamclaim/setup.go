@@ -58,6 +58,7 @@ type Options struct {
 	Namespace      string
 	ExhaustedRetry time.Duration
 	StaleRetry     time.Duration
+	UnplugRetry    time.Duration
 	Workers        int
 }
 
@@ -77,6 +78,9 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	}
 	if o.StaleRetry == 0 {
 		o.StaleRetry = 30 * time.Second
+	}
+	if o.UnplugRetry == 0 {
+		o.UnplugRetry = 5 * time.Second
 	}
 	if o.Workers == 0 {
 		// A reconcile is mostly apiserver round trips; claims of one network serialise only
@@ -104,7 +108,10 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		Complete(claims); err != nil {
 		return err
 	}
-	vms := &VMReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("vm-ipamclaim-controller"), StaleRetry: o.StaleRetry}
+	vms := &VMReconciler{
+		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("vm-ipamclaim-controller"),
+		StaleRetry: o.StaleRetry, UnplugRetry: o.UnplugRetry,
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("vm-ipamclaims").
 		For(&virtv1.VirtualMachine{}).
