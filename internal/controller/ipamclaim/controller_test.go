@@ -141,8 +141,11 @@ var _ = Describe("A VM on a persistent network", func() {
 		}
 		Expect(k8s.Create(ctx, old)).To(Succeed())
 		// Its address, as the earlier VM's claim held it (the VM is gone, so it gets no new one).
-		old.Status.IPs = []string{"10.10.3.1/24"}
-		Expect(k8s.Status().Update(ctx, old)).To(Succeed())
+		Eventually(func() error {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(old), old)).To(Succeed())
+			old.Status.IPs = []string{"10.10.3.1/24"}
+			return k8s.Status().Update(ctx, old)
+		}).Should(Succeed())
 		Eventually(func() error { _, err := reservation("10.10.3.1"); return err }).Should(Succeed())
 
 		vm := createVM("vm-s", vmNet{"red", "red"})

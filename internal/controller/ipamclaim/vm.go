@@ -269,8 +269,8 @@ func (r *VMReconciler) createClaim(ctx context.Context, owner client.Object, nam
 	kind := kindOf(owner)
 	claim := &ipamclaimsv1alpha1.IPAMClaim{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: owner.GetNamespace(),
+			Name:        name,
+			Namespace:   owner.GetNamespace(),
 			Labels:      map[string]string{VMLabel: owner.GetName()},
 			Annotations: map[string]string{NADAnnotation: nad.String()},
 			// rackwire's finalizer comes with the claim: one write less per VM.
