@@ -135,10 +135,10 @@ var _ = Describe("A claim belongs to one VM of one network", func() {
 		claims := map[string]*ipamclaimsv1alpha1.IPAMClaim{
 			"no VirtualMachine or VirtualMachineInstance controls the claim": {ObjectMeta: metav1.ObjectMeta{Name: "rogue-1"}},
 			"its VirtualMachine ghost (UID 0) does not exist": {ObjectMeta: metav1.ObjectMeta{Name: "rogue-2",
-				Annotations: map[string]string{ipamclaim.NADAnnotation: "nets/drain"},
+				Annotations:     map[string]string{ipamclaim.NADAnnotation: "nets/drain"},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: "ghost", UID: "0", Controller: ptr.To(true)}}}},
 			"VirtualMachine vm-by names no network on NetworkAttachmentDefinition nets/drain": {ObjectMeta: metav1.ObjectMeta{Name: "rogue-3",
-				Annotations: map[string]string{ipamclaim.NADAnnotation: "nets/drain"},
+				Annotations:     map[string]string{ipamclaim.NADAnnotation: "nets/drain"},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: "vm-by", UID: bystander.UID, Controller: ptr.To(true)}}}},
 		}
 		for _, c := range claims {
