@@ -47,8 +47,11 @@ type ClaimReconciler struct {
 	// ExhaustedRetry is how long an exhausted claim waits before it looks again, beyond
 	// the wake-up that a released reservation gives it.
 	ExhaustedRetry time.Duration
+	// ScanReuse is how long a read of a network's held addresses serves other claims' picks.
+	ScanReuse time.Duration
 
 	picks *picks
+	views views
 }
 
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=ipamclaims,verbs=get;list;watch;update;patch
@@ -136,7 +139,9 @@ func (r *ClaimReconciler) writeOutcome(ctx context.Context, claim, before *ipamc
 			return err
 		}
 	}
-	if changed {
+	// A problem is an Event too; a success is the condition alone: a burst of a thousand VMs
+	// would otherwise cost the apiserver a thousand Events saying what status.ips says.
+	if changed && !o.ok() {
 		r.Recorder.Eventf(claim, nil, o.eventType(), o.reason, "Allocate", "%s", o.message)
 	}
 	return nil
@@ -145,18 +150,20 @@ func (r *ClaimReconciler) writeOutcome(ctx context.Context, claim, before *ipamc
 // keep checks that every address of status.ips still has the claim's reservation, and
 // recreates a missing one (deleted by hand, or lost with a restored backup).
 func (r *ClaimReconciler) keep(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network) (outcome, error) {
-	s, err := r.scan(ctx, n, claimKey(claim))
-	if err != nil {
-		return outcome{}, err
-	}
-	held := map[netip.Addr]bool{}
-	for _, a := range s.mine {
-		held[a] = true
-	}
 	for _, ip := range claim.Status.IPs {
 		p, err := netip.ParsePrefix(ip)
-		if err != nil || held[p.Addr()] {
+		if err != nil {
 			continue
+		}
+		// One cached read per address: a reconcile of an allocated claim (every status
+		// write brings one) must not cost a read of the whole network.
+		var o nodeslicev1alpha1.OverlappingRangeIPReservation
+		err = r.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: cniconf.ReservationName(n.NetworkName, p.Addr().Unmap())}, &o)
+		if err == nil && holdsFor(&o, claim) {
+			continue
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return outcome{}, err
 		}
 		mine, err := r.createReservation(ctx, claim, n, p.Addr().Unmap())
 		if err != nil {

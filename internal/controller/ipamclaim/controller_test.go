@@ -49,7 +49,7 @@ var _ = Describe("A VM on a persistent network", func() {
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 		}))
 		Expect(condition("vm-a.blue")()).To(Equal("True Allocated"))
-		Eventually(eventNotes(vmNS, "vm-a.blue")).Should(ContainSubstring("Allocated: addresses 10.10.1.2/24 held"))
+		Expect(claim.Status.Conditions[0].Message).To(Equal("addresses 10.10.1.2/24 held for the claim"))
 		Eventually(eventNotes(vmNS, "vm-a")).Should(ContainSubstring("IPAMClaimCreated: IPAMClaim vm-a.blue created for network blue-net"))
 
 		By("the reservation: named after the address, tied to the claim")
