@@ -19,6 +19,7 @@ package ipamclaim
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,10 +65,22 @@ func (r *ClaimReconciler) fromVM(ctx context.Context, claim *ipamclaimsv1alpha1.
 	if spec == nil || owner.GetUID() != ref.UID {
 		return fmt.Sprintf("its %s %s (UID %s) does not exist", ref.Kind, ref.Name, ref.UID), nil
 	}
+	// One claim per network of the VM, under the name the VM controller gives it: a VM's
+	// UID is no secret to whoever may create claims beside it, and claims of other names
+	// would each drain an address.
+	var names []string
 	for _, n := range spec.Networks {
 		if n.Multus != nil && !n.Multus.Default && nadKey(claim.Namespace, n.Multus.NetworkName) == nad {
-			return "", nil
+			if want := ClaimName(ref.Name, n.Name); want == claim.Name {
+				return "", nil
+			} else {
+				names = append(names, want)
+			}
 		}
+	}
+	if len(names) > 0 {
+		return fmt.Sprintf("%s %s's claim for NetworkAttachmentDefinition %s is named %s, not %s", ref.Kind, ref.Name, nad,
+			strings.Join(names, " or "), claim.Name), nil
 	}
 	return fmt.Sprintf("%s %s names no network on NetworkAttachmentDefinition %s", ref.Kind, ref.Name, nad), nil
 }

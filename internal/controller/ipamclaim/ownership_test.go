@@ -140,10 +140,18 @@ var _ = Describe("A claim belongs to one VM of one network", func() {
 			"VirtualMachine vm-by names no network on NetworkAttachmentDefinition nets/drain": {ObjectMeta: metav1.ObjectMeta{Name: "rogue-3",
 				Annotations:     map[string]string{ipamclaim.NADAnnotation: "nets/drain"},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: "vm-by", UID: bystander.UID, Controller: ptr.To(true)}}}},
+			// A second claim for a network the VM does name, under another name: the VM's
+			// UID is known to anyone in its namespace.
+			"VirtualMachine vm-by's claim for NetworkAttachmentDefinition nets/elsewhere is named vm-by.elsewhere, not rogue-4": {ObjectMeta: metav1.ObjectMeta{Name: "rogue-4",
+				Annotations:     map[string]string{ipamclaim.NADAnnotation: "nets/elsewhere"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: "vm-by", UID: bystander.UID, Controller: ptr.To(true)}}}},
 		}
 		for _, c := range claims {
 			c.Namespace = vmNS
 			c.Spec.Network = "drain-net"
+			if c.Name == "rogue-4" {
+				c.Spec.Network = "elsewhere-net"
+			}
 			Expect(k8s.Create(ctx, c)).To(Succeed())
 		}
 		for why, c := range claims {
@@ -156,8 +164,10 @@ var _ = Describe("A claim belongs to one VM of one network", func() {
 				g.Expect(got.Finalizers).To(BeEmpty())
 			}).Should(Succeed())
 		}
-		By("the range is untouched: a VM on it gets its first address")
+		By("the ranges are untouched: a VM on each gets the next address")
 		createVM("vm-dr", vmNet{"drain", "drain"})
 		Expect(allocatedIPs("vm-dr.drain")).To(Equal([]string{"10.10.24.1/29"}))
+		createVM("vm-el", vmNet{"elsewhere", "elsewhere"})
+		Expect(allocatedIPs("vm-el.elsewhere")).To(Equal([]string{"10.10.25.2/24"}))
 	})
 })
