@@ -173,12 +173,16 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 		}
 	}
 	if c.cfg.AllowPersistentIPs {
-		claim, err := c.claimRef(ctx)
+		sel, err := c.selected(ctx)
+		if err != nil {
+			return nil, err
+		}
+		claim, err := c.claimOf(ctx, sel)
 		if err != nil {
 			return nil, err
 		}
 		if claim != "" {
-			return c.addFromClaim(ctx, claim)
+			return c.addFromClaim(ctx, claim, sel)
 		}
 	}
 	// The pools are resolved before the node's lock: only what writes queues on it.

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -31,48 +32,131 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	current "github.com/containernetworking/cni/pkg/types/100"
+
+	"github.com/rackwire/rackwire/internal/cniconf"
 )
 
-// claimRef is the ipam-claim-reference of this attachment's network-selection element in
-// the pod's k8s.v1.cni.cncf.io/networks annotation, "" when there is none. The element is
-// the one whose interface is this ifname, else the one Multus names net<position>.
-func (c *call) claimRef(ctx context.Context) (string, error) {
+// What marks a virt-launcher pod and names its VM (KubeVirt's own keys).
+const (
+	launcherLabel    = "kubevirt.io"
+	launcherValue    = "virt-launcher"
+	domainAnnotation = "kubevirt.io/domain"
+)
+
+// selection is what the pod says of this attachment: its network-selection element's
+// ipam-claim-reference and NAD ("<namespace>/<name>"), and the VM whose launcher it is.
+type selection struct {
+	ref, nad, vm string
+}
+
+// selected reads this attachment's network-selection element from the pod's
+// k8s.v1.cni.cncf.io/networks annotation: the element whose interface is this ifname, else
+// the one Multus names net<position>.
+func (c *call) selected(ctx context.Context) (selection, error) {
 	if c.podName == "" || c.podNS == "" {
-		return "", nil
+		return selection{}, nil
 	}
 	pod := &metav1.PartialObjectMetadata{}
 	if err := c.kube.get(ctx, "/api/v1/namespaces/"+c.podNS+"/pods/"+c.podName, pod); err != nil {
-		return "", fmt.Errorf("reading pod %s for its ipam-claim-reference: %w", c.podRef(), err)
+		return selection{}, fmt.Errorf("reading pod %s for its ipam-claim-reference: %w", c.podRef(), err)
 	}
 	if c.podUID == "" {
 		c.podUID = string(pod.UID)
 	}
+	var sel selection
+	if pod.Labels[launcherLabel] == launcherValue {
+		sel.vm = pod.Annotations[domainAnnotation]
+	}
 	raw := strings.TrimSpace(pod.Annotations[nadv1.NetworkAttachmentAnnot])
-	if !strings.HasPrefix(raw, "[") {
-		// The short form (name, namespace/name@if) carries no claim reference.
-		return "", nil
-	}
 	var elems []nadv1.NetworkSelectionElement
-	if err := json.Unmarshal([]byte(raw), &elems); err != nil {
-		return "", fmt.Errorf("pod %s: annotation %s: %w", c.podRef(), nadv1.NetworkAttachmentAnnot, err)
-	}
-	for _, e := range elems {
-		if e.InterfaceRequest == c.ifName {
-			return e.IPAMClaimReference, nil
+	if strings.HasPrefix(raw, "[") {
+		if err := json.Unmarshal([]byte(raw), &elems); err != nil {
+			return sel, fmt.Errorf("pod %s: annotation %s: %w", c.podRef(), nadv1.NetworkAttachmentAnnot, err)
+		}
+	} else {
+		// The short form ([<namespace>/]<name>[@<interface>]) carries no claim reference.
+		for _, item := range strings.Split(raw, ",") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			var e nadv1.NetworkSelectionElement
+			item, e.InterfaceRequest, _ = strings.Cut(item, "@")
+			if ns, name, ok := strings.Cut(item, "/"); ok {
+				e.Namespace, item = ns, name
+			}
+			e.Name = item
+			elems = append(elems, e)
 		}
 	}
-	if n, ok := strings.CutPrefix(c.ifName, "net"); ok {
+	var e *nadv1.NetworkSelectionElement
+	for i := range elems {
+		if elems[i].InterfaceRequest == c.ifName {
+			e = &elems[i]
+		}
+	}
+	if n, ok := strings.CutPrefix(c.ifName, "net"); ok && e == nil {
 		if i, err := strconv.Atoi(n); err == nil && i >= 1 && i <= len(elems) && elems[i-1].InterfaceRequest == "" {
-			return elems[i-1].IPAMClaimReference, nil
+			e = &elems[i-1]
 		}
 	}
-	return "", nil
+	if e == nil {
+		return sel, nil
+	}
+	ns := e.Namespace
+	if ns == "" {
+		ns = c.podNS
+	}
+	sel.ref, sel.nad = e.IPAMClaimReference, ns+"/"+e.Name
+	return sel, nil
+}
+
+// claimOf is the claim whose addresses this attachment takes, "" for none. Without a
+// reference (the launcher-pod webhook was down, or is not installed), a launcher pod's claim
+// is the one of its VM recorded for this NAD: the plugin finds it itself, so no VM start
+// waits on rackwire's webhook.
+func (c *call) claimOf(ctx context.Context, sel selection) (string, error) {
+	if sel.ref != "" || sel.vm == "" || sel.nad == "" {
+		return sel.ref, nil
+	}
+	q := url.Values{"labelSelector": {cniconf.ClaimVMLabel + "=" + sel.vm}}
+	path := "/apis/k8s.cni.cncf.io/v1alpha1/namespaces/" + c.podNS + "/ipamclaims?" + q.Encode()
+	wait := 100 * time.Millisecond
+	for {
+		var list ipamclaims.IPAMClaimList
+		if err := c.kube.get(ctx, path, &list); err != nil {
+			return "", fmt.Errorf("pod %s: finding the IPAMClaim of VM %s for %s: %w", c.podRef(), sel.vm, sel.nad, err)
+		}
+		var unrecorded []string
+		for i := range list.Items {
+			cl := &list.Items[i]
+			switch cl.Annotations[cniconf.ClaimNADAnnotation] {
+			case sel.nad:
+				return cl.Name, nil
+			case "":
+				if cl.Spec.Network == c.cfg.Name {
+					unrecorded = append(unrecorded, cl.Name)
+				}
+			}
+		}
+		if len(unrecorded) == 1 {
+			return unrecorded[0], nil // made before rackwire recorded the NAD
+		}
+		// The VM controller makes the claim when the VM is created, well before its pod: wait
+		// for it rather than hand the VM an address that is not its own.
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("network %q, pod %s: no IPAMClaim of VM %s records NetworkAttachmentDefinition %s (annotation %s)",
+				c.cfg.Name, c.podRef(), sel.vm, sel.nad, cniconf.ClaimNADAnnotation)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // addFromClaim answers ADD with the IPAMClaim's addresses, waiting for the manager to fill
 // status.ips; it writes no pool entry, so DEL and GC cannot free them.
-func (c *call) addFromClaim(ctx context.Context, name string) (*current.Result, error) {
-	claim, err := c.waitClaim(ctx, name)
+func (c *call) addFromClaim(ctx context.Context, name string, sel selection) (*current.Result, error) {
+	claim, err := c.waitClaim(ctx, name, sel)
 	if err != nil {
 		c.event("IPAMClaimNotReady", err.Error())
 		return nil, err
@@ -98,7 +182,7 @@ func (c *call) addFromClaim(ctx context.Context, name string) (*current.Result, 
 
 // waitClaim reads the claim until the manager has given it addresses, with backoff, until
 // ctx ends.
-func (c *call) waitClaim(ctx context.Context, name string) (*ipamclaims.IPAMClaim, error) {
+func (c *call) waitClaim(ctx context.Context, name string, sel selection) (*ipamclaims.IPAMClaim, error) {
 	path := "/apis/k8s.cni.cncf.io/v1alpha1/namespaces/" + c.podNS + "/ipamclaims/" + name
 	wait := 100 * time.Millisecond
 	var last error
@@ -108,6 +192,8 @@ func (c *call) waitClaim(ctx context.Context, name string) (*ipamclaims.IPAMClai
 		switch {
 		case err == nil && claim.Spec.Network != c.cfg.Name:
 			return nil, fmt.Errorf("pod %s: ipam-claim-reference %s is a claim on network %q, not %q", c.podRef(), name, claim.Spec.Network, c.cfg.Name)
+		case err == nil && refusal(claim, sel) != "":
+			return nil, fmt.Errorf("pod %s: %s", c.podRef(), refusal(claim, sel))
 		case err == nil && len(claim.Status.IPs) > 0:
 			return claim, nil
 		case err == nil:
@@ -145,4 +231,17 @@ func (c *call) checkClaim(ctx context.Context, ref string, ips []netip.Addr) err
 		}
 	}
 	return nil
+}
+
+// refusal says why the pod may not take the claim's addresses: the claim is being deleted,
+// or is not its VM's, or was made for another NAD.
+func refusal(claim *ipamclaims.IPAMClaim, sel selection) string {
+	cl := cniconf.Claim{
+		Name: claim.Name, Deleting: claim.DeletionTimestamp != nil,
+		VM: claim.Labels[cniconf.ClaimVMLabel], NAD: claim.Annotations[cniconf.ClaimNADAnnotation],
+	}
+	if ref := metav1.GetControllerOf(claim); ref != nil && ref.APIVersion == "kubevirt.io/v1" {
+		cl.Controller, cl.ControllerKind = ref.Name, ref.Kind
+	}
+	return cl.Refusal(sel.vm, sel.nad)
 }

@@ -76,7 +76,24 @@ func (e *Env) startManager(ctx context.Context) error {
 	if err := e.WriteKubeconfig(kubeconfig, envtest.User{Name: managerUser}); err != nil {
 		return err
 	}
+	// A fresh log per environment; a restart (StartManager) appends to it.
+	if err := os.WriteFile(filepath.Join(e.opts.Dir, "manager.log"), nil, 0o644); err != nil {
+		return err
+	}
+	return e.runManager(ctx, kubeconfig)
+}
 
+// StopManager stops the manager, as an outage would; StartManager starts it again. For tests
+// of what works while rackwire is down (Done reports the stop: not for `make dev`).
+func (e *Env) StopManager() error { return e.manager.stop(10 * time.Second) }
+
+// StartManager starts the manager again after StopManager, with the same flags, and waits
+// until it is ready.
+func (e *Env) StartManager(ctx context.Context) error {
+	return e.runManager(ctx, filepath.Join(e.opts.Dir, "manager.kubeconfig"))
+}
+
+func (e *Env) runManager(ctx context.Context, kubeconfig string) error {
 	probe, err := freePort()
 	if err != nil {
 		return err
@@ -92,7 +109,7 @@ func (e *Env) startManager(ctx context.Context) error {
 	e.WebhookAddr = net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort))
 	e.WebhookCA = hooks.LocalServingCAData
 	e.ManagerLog = filepath.Join(e.opts.Dir, "manager.log")
-	logFile, err := os.Create(e.ManagerLog)
+	logFile, err := os.OpenFile(e.ManagerLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}

@@ -296,4 +296,27 @@ var _ = Describe("persistent IPs of KubeVirt VMs in network namespaces", Ordered
 		Expect(again.UID).NotTo(Equal(old.UID))
 		Expect(claimReservations()).To(HaveLen(1))
 	})
+
+	It("starts a VM while the manager is down: the pod is admitted and the plugin finds the VM's claim itself", func() {
+		c := claimOf(vm)
+		ip, _, err := net.ParseCIDR(c.Status.IPs[0])
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(env.StopManager()).To(Succeed())
+		DeferCleanup(func() { Expect(env.StartManager(ctx)).To(Succeed()) })
+		vmi = startVMI(vm)
+		pod := launcher("virt-launcher-vm-red-down", vmi)
+		var elems []nadv1.NetworkSelectionElement
+		Expect(json.Unmarshal([]byte(pod.Annotations[nadv1.NetworkAttachmentAnnot]), &elems)).To(Succeed())
+		Expect(elems).To(HaveLen(1))
+		Expect(elems[0].IPAMClaimReference).To(BeEmpty(), "admitted without the webhook (failurePolicy Ignore)")
+
+		ips := tool.add(network, node, newPod(pod.Name))
+		Expect(ips).To(HaveLen(1))
+		Expect(ips[0].Equal(ip)).To(BeTrue(), "launcher pod got %s with the manager down, the claim holds %s", ips[0], ip)
+		// The client may still have the address's earlier holder in its neighbour table.
+		out, err := exec.Command("ip", "-n", string(plain[1]), "neigh", "flush", "all").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(reach(plain[1], "virt-launcher-vm-red-down", ip)).To(Succeed())
+	})
 })

@@ -68,7 +68,7 @@ func claimKey(c *ipamclaimsv1alpha1.IPAMClaim) string { return c.Namespace + "/"
 // before its status write, a manager restart) are its own again.
 func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network) ([]string, error) {
 	ref := claimKey(claim)
-	s, err := r.scan(ctx, n, ref)
+	s, err := r.recentScan(ctx, n, ref)
 	if err != nil {
 		return nil, err
 	}

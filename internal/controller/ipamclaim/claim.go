@@ -47,8 +47,11 @@ type ClaimReconciler struct {
 	// ExhaustedRetry is how long an exhausted claim waits before it looks again, beyond
 	// the wake-up that a released reservation gives it.
 	ExhaustedRetry time.Duration
+	// ScanReuse is how long a read of a network's held addresses serves other claims' picks.
+	ScanReuse time.Duration
 
 	picks *picks
+	views views
 }
 
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=ipamclaims,verbs=get;list;watch;update;patch
@@ -67,15 +70,26 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if !claim.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finish(ctx, claim)
 	}
-	net, err := r.network(ctx, claim.Spec.Network)
+	net, err := r.network(ctx, claim)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	ours := controllerutil.ContainsFinalizer(claim, Finalizer)
-	switch {
-	case !net.ok && !ours:
+	if !net.ok && !ours {
 		return ctrl.Result{}, nil // another network's claim: not ours to touch
-	case !ours:
+	}
+	if len(claim.Status.IPs) == 0 {
+		// Addresses already held stay held (a VM runs with them); new ones only for the
+		// claims of rackwire's VM controller.
+		why, err := r.fromVM(ctx, claim)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if why != "" {
+			return ctrl.Result{}, r.writeOutcome(ctx, claim, claim.DeepCopy(), outcome{ReasonNotServed, why})
+		}
+	}
+	if !ours {
 		patch := client.MergeFrom(claim.DeepCopy())
 		controllerutil.AddFinalizer(claim, Finalizer)
 		return ctrl.Result{}, r.Patch(ctx, claim, patch)
@@ -107,36 +121,49 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			claim.Status.IPs, o = ips, allocated(ips)
 		}
 	}
+	if o.ok() && net.shared != "" {
+		o.message += "; " + net.shared
+	}
+	return result, r.writeOutcome(ctx, claim, before, o)
+}
+
+// writeOutcome sets the claim's condition from the outcome, patches the status if it changed,
+// and sends an Event when the condition did.
+func (r *ClaimReconciler) writeOutcome(ctx context.Context, claim, before *ipamclaimsv1alpha1.IPAMClaim, o outcome) error {
 	changed := o.apply(claim)
 	if claim.Status.IPs == nil {
 		claim.Status.IPs = []string{} // status.ips is required by the CRD
 	}
 	if !equality.Semantic.DeepEqual(before.Status, claim.Status) {
 		if err := r.Status().Patch(ctx, claim, client.MergeFrom(before)); err != nil {
-			return ctrl.Result{}, err
+			return err
 		}
 	}
-	if changed {
+	// A problem is an Event too; a success is the condition alone: a burst of a thousand VMs
+	// would otherwise cost the apiserver a thousand Events saying what status.ips says.
+	if changed && !o.ok() {
 		r.Recorder.Eventf(claim, nil, o.eventType(), o.reason, "Allocate", "%s", o.message)
 	}
-	return result, nil
+	return nil
 }
 
 // keep checks that every address of status.ips still has the claim's reservation, and
 // recreates a missing one (deleted by hand, or lost with a restored backup).
 func (r *ClaimReconciler) keep(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network) (outcome, error) {
-	s, err := r.scan(ctx, n, claimKey(claim))
-	if err != nil {
-		return outcome{}, err
-	}
-	held := map[netip.Addr]bool{}
-	for _, a := range s.mine {
-		held[a] = true
-	}
 	for _, ip := range claim.Status.IPs {
 		p, err := netip.ParsePrefix(ip)
-		if err != nil || held[p.Addr()] {
+		if err != nil {
 			continue
+		}
+		// One cached read per address: a reconcile of an allocated claim (every status
+		// write brings one) must not cost a read of the whole network.
+		var o nodeslicev1alpha1.OverlappingRangeIPReservation
+		err = r.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: cniconf.ReservationName(n.NetworkName, p.Addr().Unmap())}, &o)
+		if err == nil && holdsFor(&o, claim) {
+			continue
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return outcome{}, err
 		}
 		mine, err := r.createReservation(ctx, claim, n, p.Addr().Unmap())
 		if err != nil {

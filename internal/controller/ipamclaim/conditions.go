@@ -36,6 +36,9 @@ const (
 	ReasonNetworkNotFound = "NetworkNotFound"
 	ReasonInvalidNetwork  = "InvalidNetworkConfig"
 	ReasonAddressTaken    = "AddressTaken"
+	// ReasonNotServed: the claim is not one rackwire's VM controller made for a VM that names
+	// its NAD, so it gets no address.
+	ReasonNotServed = "NotServed"
 	// ReasonReleased is an Event only: the claim is going and its addresses are free.
 	ReasonReleased = "Released"
 )

@@ -86,6 +86,14 @@ func createVM(name string, nets ...vmNet) *virtv1.VirtualMachine {
 // KubeVirt's finalizer so that its deletion waits as in a cluster), then the launcher pod,
 // which the webhook sees. It returns the pod as admitted.
 func start(vm *virtv1.VirtualMachine) (*virtv1.VirtualMachineInstance, *corev1.Pod) {
+	vmi := startVMI(vm)
+	pod := launcherPod(vmi)
+	ExpectWithOffset(1, k8s.Create(ctx, pod)).To(Succeed())
+	return vmi, pod
+}
+
+// startVMI creates the VMI of a VM as virt-controller does, before its launcher pod.
+func startVMI(vm *virtv1.VirtualMachine) *virtv1.VirtualMachineInstance {
 	vmi := &virtv1.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: vm.Name, Namespace: vm.Namespace, Labels: map[string]string{ipamclaim.VMLabel: vm.Name},
@@ -93,7 +101,12 @@ func start(vm *virtv1.VirtualMachine) (*virtv1.VirtualMachineInstance, *corev1.P
 		},
 		Spec: vm.Spec.Template.Spec,
 	}
-	ExpectWithOffset(1, k8s.Create(ctx, vmi)).To(Succeed())
+	ExpectWithOffset(2, k8s.Create(ctx, vmi)).To(Succeed())
+	return vmi
+}
+
+// launcherPod is the virt-launcher pod of a VMI, not yet created.
+func launcherPod(vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
 	var elems []map[string]string
 	for _, n := range vmi.Spec.Networks {
 		if n.Multus != nil {
@@ -102,17 +115,31 @@ func start(vm *virtv1.VirtualMachine) (*virtv1.VirtualMachineInstance, *corev1.P
 		}
 	}
 	nets, err := json.Marshal(elems)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	pod := &corev1.Pod{
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: "virt-launcher-" + vm.Name + "-", Namespace: vm.Namespace,
-			Labels:      map[string]string{"kubevirt.io": "virt-launcher", ipamclaim.VMLabel: vm.Name},
-			Annotations: map[string]string{"kubevirt.io/domain": vm.Name, nadv1.NetworkAttachmentAnnot: string(nets)},
+			GenerateName: "virt-launcher-" + vmi.Name + "-", Namespace: vmi.Namespace,
+			Labels:      map[string]string{"kubevirt.io": "virt-launcher", ipamclaim.VMLabel: vmi.Name},
+			Annotations: map[string]string{"kubevirt.io/domain": vmi.Name, nadv1.NetworkAttachmentAnnot: string(nets)},
 		},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "virt-launcher"}}},
 	}
-	ExpectWithOffset(1, k8s.Create(ctx, pod)).To(Succeed())
-	return vmi, pod
+}
+
+// vmCondition reads a VM's condition of that type as "<status>: <message>", "none" without one.
+func vmCondition(name string, typ virtv1.VirtualMachineConditionType) func() string {
+	return func() string {
+		vm := &virtv1.VirtualMachine{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: vmNS, Name: name}, vm); err != nil {
+			return err.Error()
+		}
+		for _, c := range vm.Status.Conditions {
+			if c.Type == typ {
+				return string(c.Status) + ": " + c.Message
+			}
+		}
+		return "none"
+	}
 }
 
 // stop does what virt-controller does when a VM stops: the launcher pod and the VMI go.

@@ -22,6 +22,8 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,27 +100,101 @@ type seen struct {
 	mine []netip.Addr
 }
 
-// scan reads the cache: the caches are synced before the first reconcile, so a manager
-// that starts holds every claim's addresses (their reservations and status.ips) before it
-// hands out any.
-func (r *ClaimReconciler) scan(ctx context.Context, n cniconf.Network, claimRef string) (seen, error) {
-	var s seen
+// The caches are synced before the first reconcile, so a manager that starts holds every
+// claim's addresses (their reservations and status.ips) before it hands out any.
+
+// heldView is what the cache says about one network's addresses: every address held, and
+// each claim's reservations.
+type heldView struct {
+	at   time.Time
+	held []netip.Addr
+	mine map[string][]netip.Addr
+}
+
+// views shares recent reads of a network's addresses between the reconciles of a burst:
+// every read copies every reservation, pool and claim of the network out of the cache, so a
+// read per claim costs a burst of n claims n² copies. A view younger than the reuse window
+// is safe to allocate from: this process's own picks are in the scope (never handed out
+// twice), another writer's reservation made since answers AlreadyExists (the create is the
+// lock), and a released reservation drops every view, so a claim it wakes reads afresh.
+type views struct {
+	mu sync.Mutex
+	m  map[string]*viewEntry
+}
+
+// viewEntry is one network's view; fill serialises its reads, so a burst's reconciles wait
+// for the one read under way instead of all reading at once.
+type viewEntry struct {
+	fill sync.Mutex
+	v    atomic.Pointer[heldView]
+}
+
+func (v *views) entry(key string) *viewEntry {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil {
+		v.m = map[string]*viewEntry{}
+	}
+	e := v.m[key]
+	if e == nil {
+		e = &viewEntry{}
+		v.m[key] = e
+	}
+	return e
+}
+
+// drop forgets every view: an address was released.
+func (v *views) drop() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, e := range v.m {
+		e.v.Store(nil)
+	}
+}
+
+// recentScan is scan from a view at most ScanReuse old.
+func (r *ClaimReconciler) recentScan(ctx context.Context, n cniconf.Network, claimRef string) (seen, error) {
+	e := r.views.entry(n.NetworkName + "\x00" + n.Name)
+	fresh := func() *heldView {
+		if h := e.v.Load(); h != nil && time.Since(h.at) < r.ScanReuse {
+			return h
+		}
+		return nil
+	}
+	h := fresh()
+	if h == nil {
+		e.fill.Lock()
+		if h = fresh(); h == nil {
+			var err error
+			if h, err = r.readHeld(ctx, n); err != nil {
+				e.fill.Unlock()
+				return seen{}, err
+			}
+			e.v.Store(h)
+		}
+		e.fill.Unlock()
+	}
+	return seen{held: h.held, mine: h.mine[claimRef]}, nil
+}
+
+func (r *ClaimReconciler) readHeld(ctx context.Context, n cniconf.Network) (*heldView, error) {
+	v := &heldView{at: time.Now(), mine: map[string][]netip.Addr{}}
 	var orips nodeslicev1alpha1.OverlappingRangeIPReservationList
 	if err := r.List(ctx, &orips, client.InNamespace(r.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return s, err
+		return nil, err
 	}
 	for i := range orips.Items {
 		o := &orips.Items[i]
 		if a, ok := cniconf.ReservedAddress(n.NetworkName, o.Name); ok {
-			s.held = append(s.held, a)
-			if o.Spec.PodRef == claimRef && o.Labels[LabelClaim] != "" {
-				s.mine = append(s.mine, a)
+			v.held = append(v.held, a)
+			if o.Labels[LabelClaim] != "" {
+				v.mine[o.Spec.PodRef] = append(v.mine[o.Spec.PodRef], a)
 			}
 		}
 	}
 	var pools nodeslicev1alpha1.IPPoolList
 	if err := r.List(ctx, &pools, client.InNamespace(r.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return s, err
+		return nil, err
 	}
 	for i := range pools.Items {
 		p := &pools.Items[i]
@@ -126,11 +202,11 @@ func (r *ClaimReconciler) scan(ctx context.Context, n cniconf.Network, claimRef 
 		if n.NetworkName != "" && !strings.HasPrefix(p.Name, n.NetworkName+"-") {
 			continue
 		}
-		s.held = append(s.held, poolAddresses(p)...)
+		v.held = append(v.held, poolAddresses(p)...)
 	}
 	var claims ipamclaimsv1alpha1.IPAMClaimList
 	if err := r.List(ctx, &claims, client.MatchingFields{claimNetworkIndex: n.Name}, client.UnsafeDisableDeepCopy); err != nil {
-		return s, err
+		return nil, err
 	}
 	for i := range claims.Items {
 		// A claim being deleted holds its addresses through its reservations, which go
@@ -140,11 +216,11 @@ func (r *ClaimReconciler) scan(ctx context.Context, n cniconf.Network, claimRef 
 		}
 		for _, ip := range claims.Items[i].Status.IPs {
 			if p, err := netip.ParsePrefix(ip); err == nil {
-				s.held = append(s.held, p.Addr().Unmap())
+				v.held = append(v.held, p.Addr().Unmap())
 			}
 		}
 	}
-	return s, nil
+	return v, nil
 }
 
 // poolAddresses reads a whereabouts IPPool: allocations keyed by the decimal offset from

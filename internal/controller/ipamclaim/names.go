@@ -18,6 +18,11 @@ package ipamclaim
 
 import (
 	"strings"
+
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rackwire/rackwire/internal/cniconf"
 )
 
 // Names shared with the CNI plugin and with kubevirt/ipam-extensions.
@@ -29,7 +34,9 @@ const (
 	// the VM is being deleted and its VMI is gone.
 	VMFinalizer = "kubevirt.io/persistent-ipam"
 	// VMLabel names the VM (or VMI) a claim is for (KubeVirt's kubevirt.io/vm).
-	VMLabel = "kubevirt.io/vm"
+	VMLabel = cniconf.ClaimVMLabel
+	// NADAnnotation records on a claim the NetworkAttachmentDefinition its VM names.
+	NADAnnotation = cniconf.ClaimNADAnnotation
 
 	// Labels of the OverlappingRangeIPReservations that hold a claim's addresses.
 	LabelClaim          = "rackwire.metal3.io/ipamclaim"
@@ -57,4 +64,17 @@ func ClaimName(vm, network string) string {
 		name = strings.TrimRight(name[:253], ".-")
 	}
 	return name
+}
+
+// Refusal says why a launcher pod of VM vm on NAD nad ("<namespace>/<name>") may not take the
+// claim's addresses; "" when it may.
+func Refusal(claim *ipamclaimsv1alpha1.IPAMClaim, vm, nad string) string {
+	c := cniconf.Claim{
+		Name: claim.Name, Deleting: !claim.DeletionTimestamp.IsZero(),
+		VM: claim.Labels[VMLabel], NAD: claim.Annotations[NADAnnotation],
+	}
+	if ref := metav1.GetControllerOf(claim); ref != nil && kubevirtOwner(ref) {
+		c.Controller, c.ControllerKind = ref.Name, ref.Kind
+	}
+	return c.Refusal(vm, nad)
 }

@@ -58,7 +58,11 @@ type Options struct {
 	Namespace      string
 	ExhaustedRetry time.Duration
 	StaleRetry     time.Duration
-	Workers        int
+	UnplugRetry    time.Duration
+	// ScanReuse: how long one read of a network's held addresses serves the picks of other
+	// claims (a burst of VMs); 0 takes the default, negative reads afresh for every claim.
+	ScanReuse time.Duration
+	Workers   int
 }
 
 // Setup registers the IPAMClaim allocator and the VM claim controller with the production
@@ -78,6 +82,12 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	if o.StaleRetry == 0 {
 		o.StaleRetry = 30 * time.Second
 	}
+	if o.ScanReuse == 0 {
+		o.ScanReuse = 250 * time.Millisecond
+	}
+	if o.UnplugRetry == 0 {
+		o.UnplugRetry = 5 * time.Second
+	}
 	if o.Workers == 0 {
 		// A reconcile is mostly apiserver round trips; claims of one network serialise only
 		// on the in-memory pick.
@@ -88,7 +98,7 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	}
 	claims := &ClaimReconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("ipamclaim-controller"),
-		Namespace: o.Namespace, ExhaustedRetry: o.ExhaustedRetry, picks: newPicks(),
+		Namespace: o.Namespace, ExhaustedRetry: o.ExhaustedRetry, ScanReuse: o.ScanReuse, picks: newPicks(),
 	}
 	claimMetrics.Use(mgr.GetCache())
 	inNamespace := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetNamespace() == o.Namespace })
@@ -104,7 +114,10 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		Complete(claims); err != nil {
 		return err
 	}
-	vms := &VMReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("vm-ipamclaim-controller"), StaleRetry: o.StaleRetry}
+	vms := &VMReconciler{
+		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("vm-ipamclaim-controller"),
+		StaleRetry: o.StaleRetry, UnplugRetry: o.UnplugRetry,
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("vm-ipamclaims").
 		For(&virtv1.VirtualMachine{}).
@@ -181,6 +194,7 @@ func requests(claims []ipamclaimsv1alpha1.IPAMClaim) []reconcile.Request {
 func (r *ClaimReconciler) releasedEvents() handler.EventHandler {
 	return handler.Funcs{
 		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q queue) {
+			r.views.drop()
 			var list ipamclaimsv1alpha1.IPAMClaimList
 			if err := r.List(ctx, &list, client.MatchingFields{claimWaitingIndex: "true"}); err != nil {
 				return

@@ -53,14 +53,22 @@ const (
 type VMReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// Live lists the launcher pods of a VM whose interface is being unplugged: the cache holds
+	// no pods.
+	Live client.Reader
 	// StaleRetry is how often a VM whose claim name is still held by an old VM's claim
 	// looks again, beyond the wake-up the old claim's deletion gives it.
 	StaleRetry time.Duration
+	// UnplugRetry is how often a VM whose unplugged interface is still in use looks again:
+	// a launcher pod's annotations change without waking it.
+	UnplugRetry time.Duration
 }
 
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines;virtualmachineinstances,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines/finalizers;virtualmachineinstances/finalizers,verbs=update
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=ipamclaims,verbs=create;delete
+// +kubebuilder:rbac:groups=kubevirt.io,resources=virtualmachines/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 
 // Reconcile handles the VM and the VMI of one name.
 func (r *VMReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -76,7 +84,6 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
-
 	var owner client.Object
 	var spec *virtv1.VirtualMachineInstanceSpec
 	switch {
@@ -102,33 +109,50 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	default:
 		owner, spec = vmi, &vmi.Spec
 	}
-
 	var result ctrl.Result
+	later := func(d time.Duration) {
+		if result.RequeueAfter == 0 || d < result.RequeueAfter {
+			result.RequeueAfter = d
+		}
+	}
+	var conflicts []conflict
 	for _, netw := range spec.Networks {
 		if netw.Multus == nil || netw.Multus.Default {
 			continue
 		}
 		name := ClaimName(req.Name, netw.Name)
+		nad := nadKey(owner.GetNamespace(), netw.Multus.NetworkName)
 		if absent(spec, netw.Name) {
-			if err := r.unplug(ctx, owner, name); err != nil {
+			busy, err := r.unplug(ctx, owner, vmi, netw.Name, nad, name)
+			if err != nil {
 				return ctrl.Result{}, err
+			}
+			if busy {
+				later(r.UnplugRetry)
 			}
 			continue
 		}
-		conf, ok, err := r.persistentNetwork(ctx, owner, netw.Multus.NetworkName)
+		conf, ok, err := r.persistentNetwork(ctx, owner, nad)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if !ok {
 			continue
 		}
-		stale, err := r.ensureClaim(ctx, owner, vmi, name, conf)
+		st, err := r.ensureClaim(ctx, owner, vmi, name, nad, conf)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if stale {
-			result = ctrl.Result{RequeueAfter: r.StaleRetry}
+		switch {
+		case st.stale:
+			later(r.StaleRetry)
+		case st.conflict != nil:
+			st.conflict.network = netw.Name
+			conflicts = append(conflicts, *st.conflict)
 		}
+	}
+	if err := r.reportConflicts(ctx, owner, conflicts); err != nil {
+		return ctrl.Result{}, err
 	}
 	return result, nil
 }
@@ -152,9 +176,8 @@ func nadKey(namespace, networkName string) types.NamespacedName {
 
 // persistentNetwork reads the NAD of a VM network: ok when it uses rackwire's IPAM and
 // allows persistent IPs. Claims of other networks are left to whoever serves them.
-func (r *VMReconciler) persistentNetwork(ctx context.Context, owner client.Object, networkName string) (cniconf.Network, bool, error) {
+func (r *VMReconciler) persistentNetwork(ctx context.Context, owner client.Object, key types.NamespacedName) (cniconf.Network, bool, error) {
 	nad := &nadv1.NetworkAttachmentDefinition{}
-	key := nadKey(owner.GetNamespace(), networkName)
 	if err := r.Get(ctx, key, nad); err != nil {
 		if apierrors.IsNotFound(err) {
 			// The NAD's creation wakes the VM again.
@@ -172,39 +195,69 @@ func (r *VMReconciler) persistentNetwork(ctx context.Context, owner client.Objec
 	return n, true, nil
 }
 
-// ensureClaim creates the claim if it does not exist; stale says one of that name belongs
-// to another owner (an old VM of that name, until the garbage collector removes it).
+// claimState is what ensureClaim found: stale says the claim's name is still held by an
+// earlier VM of this name (until the garbage collector removes it); conflict says another VM
+// (or someone else) holds it, which rackwire never takes over.
+type claimState struct {
+	stale    bool
+	conflict *conflict
+}
+
+// ensureClaim creates the claim if it does not exist, and records on the VM's own claim the
+// NAD it is for. A claim of that name that another owner holds is never adopted, deleted or
+// let go: claim names are "<vm>.<network>" with every other character a dot, so VM "db" on
+// network "prod_net" and VM "db.prod" on network "net" both want "db.prod.net".
 func (r *VMReconciler) ensureClaim(ctx context.Context, owner client.Object, vmi *virtv1.VirtualMachineInstance,
-	name string, n cniconf.Network) (stale bool, err error) {
+	name string, nad types.NamespacedName, n cniconf.Network) (claimState, error) {
 	existing := &ipamclaimsv1alpha1.IPAMClaim{}
-	err = r.Get(ctx, types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}, existing)
+	err := r.Get(ctx, types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}, existing)
 	if apierrors.IsNotFound(err) {
-		return false, r.createClaim(ctx, owner, name, n)
+		return claimState{}, r.createClaim(ctx, owner, name, nad, n)
 	}
 	if err != nil {
-		return false, err
+		return claimState{}, err
 	}
 	ref := metav1.GetControllerOf(existing)
-	switch {
-	case ref != nil && ref.UID == owner.GetUID():
-		return false, nil
-	case ref != nil && vmi != nil && ref.UID == vmi.UID:
-		return false, nil // created while the VMI ran alone; the VM's own VMI keeps it
+	if ref != nil && (ref.UID == owner.GetUID() || (vmi != nil && ref.UID == vmi.UID)) {
+		// Ours (or made while the VM's own VMI ran alone, which keeps it).
+		return r.recordNAD(ctx, existing, nad)
 	}
-	old := "none"
-	if ref != nil {
-		old = string(ref.UID)
+	if ref == nil || !kubevirtOwner(ref) || ref.Name != owner.GetName() {
+		// Another VM's claim, or one nobody controls: not ours to touch.
+		return claimState{conflict: &conflict{claim: name, other: ref, otherNetwork: existing.Spec.Network}}, nil
 	}
 	r.Recorder.Eventf(owner, existing, corev1.EventTypeWarning, ReasonClaimOfAnotherVM, eventActionPersistentIP,
-		"IPAMClaim %s belongs to owner UID %s, not to this one: neither adopted nor deleted; waiting for it to go", name, old)
-	// The old owner is gone (names are unique) unless the VMI of this name is still the old
-	// VM's: then its address is in use and its finalizer stays.
-	if ref != nil && (vmi == nil || (vmi.UID != ref.UID && !controlledBy(vmi, ref.UID))) {
+		"IPAMClaim %s belongs to an earlier %s %s (UID %s): neither adopted nor deleted; waiting for it to go",
+		name, ref.Kind, ref.Name, ref.UID)
+	// The earlier VM of this name is gone (names of one kind are unique in a namespace)
+	// unless the VMI of this name is still the earlier VM's: then its address is in use and
+	// its finalizer stays.
+	if vmi == nil || (vmi.UID != ref.UID && !controlledBy(vmi, ref.UID)) {
 		if err := r.dropFinalizer(ctx, existing); err != nil {
-			return true, err
+			return claimState{stale: true}, err
 		}
 	}
-	return true, nil
+	return claimState{stale: true}, nil
+}
+
+// recordNAD writes the NAD on a claim of the VM's that lacks it (made before rackwire recorded
+// it). A claim made for another NAD than the VM names now is a conflict: its addresses come
+// from that NAD's ranges, and the CNI plugin refuses it for a pod on another NAD.
+func (r *VMReconciler) recordNAD(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, nad types.NamespacedName) (claimState, error) {
+	switch recorded := claim.Annotations[NADAnnotation]; recorded {
+	case nad.String():
+		return claimState{}, nil
+	case "":
+		patch := client.MergeFromWithOptions(claim.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, NADAnnotation, nad.String())
+		return claimState{}, client.IgnoreNotFound(r.Patch(ctx, claim, patch))
+	default:
+		return claimState{conflict: &conflict{claim: claim.Name, otherNAD: recorded, nad: nad.String()}}, nil
+	}
+}
+
+func kubevirtOwner(ref *metav1.OwnerReference) bool {
+	return ref.APIVersion == virtv1.GroupVersion.String() && (ref.Kind == "VirtualMachine" || ref.Kind == "VirtualMachineInstance")
 }
 
 func controlledBy(obj client.Object, uid types.UID) bool {
@@ -212,16 +265,14 @@ func controlledBy(obj client.Object, uid types.UID) bool {
 	return ref != nil && ref.UID == uid
 }
 
-func (r *VMReconciler) createClaim(ctx context.Context, owner client.Object, name string, n cniconf.Network) error {
-	kind := "VirtualMachine"
-	if _, ok := owner.(*virtv1.VirtualMachineInstance); ok {
-		kind = "VirtualMachineInstance"
-	}
+func (r *VMReconciler) createClaim(ctx context.Context, owner client.Object, name string, nad types.NamespacedName, n cniconf.Network) error {
+	kind := kindOf(owner)
 	claim := &ipamclaimsv1alpha1.IPAMClaim{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: owner.GetNamespace(),
-			Labels:    map[string]string{VMLabel: owner.GetName()},
+			Name:        name,
+			Namespace:   owner.GetNamespace(),
+			Labels:      map[string]string{VMLabel: owner.GetName()},
+			Annotations: map[string]string{NADAnnotation: nad.String()},
 			// rackwire's finalizer comes with the claim: one write less per VM.
 			Finalizers: []string{VMFinalizer, Finalizer},
 			OwnerReferences: []metav1.OwnerReference{{
@@ -236,31 +287,7 @@ func (r *VMReconciler) createClaim(ctx context.Context, owner client.Object, nam
 		return client.IgnoreAlreadyExists(err)
 	}
 	r.Recorder.Eventf(owner, claim, corev1.EventTypeNormal, ReasonClaimCreated, eventActionPersistentIP,
-		"IPAMClaim %s created for network %s", name, n.Name)
-	return nil
-}
-
-// unplug deletes the claim of an interface marked absent (hot-unplug), if it is the
-// owner's: its address goes back to the network.
-func (r *VMReconciler) unplug(ctx context.Context, owner client.Object, name string) error {
-	claim := &ipamclaimsv1alpha1.IPAMClaim{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}, claim); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if !controlledBy(claim, owner.GetUID()) {
-		return nil
-	}
-	if err := r.dropFinalizer(ctx, claim); err != nil {
-		return err
-	}
-	if !claim.DeletionTimestamp.IsZero() {
-		return nil
-	}
-	if err := r.Delete(ctx, claim, client.Preconditions{UID: &claim.UID}); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	r.Recorder.Eventf(owner, claim, corev1.EventTypeNormal, ReasonClaimDeleted, eventActionPersistentIP,
-		"IPAMClaim %s deleted: its interface is absent", name)
+		"IPAMClaim %s created for network %s (NetworkAttachmentDefinition %s)", name, n.Name, nad)
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"strings"
 
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -54,12 +55,12 @@ const (
 // element of a virt-launcher pod whose NAD uses rackwire's IPAM and allows persistent IPs,
 // so that the CNI plugin hands the pod the claim's addresses instead of new ones.
 //
-// Its failure policy is Fail: a launcher pod created without its reference would get a new
-// address, and the VM would come up with an address that is not its own, silently. With
-// Fail, a manager outage delays VM starts and migrations (virt-controller retries the pod
-// with backoff) but never gives a VM a wrong address. The objectSelector confines this to
-// virt-launcher pods, the 3-second timeout bounds the wait, and the handler reads the cache
-// only (the VMI falls back to a live read when the cache has not seen it yet).
+// Its failure policy is Ignore, and only virt-launcher pods that ask for secondary networks
+// are sent: no VM start waits on rackwire. A launcher pod admitted without its reference
+// still gets its claim's addresses, because the CNI plugin then finds the claim itself. A
+// pod whose claim belongs to another VM, was made for another NAD or is being deleted is
+// refused, naming why. The handler reads the cache only (the VMI falls back to a live read
+// when the cache has not seen it yet).
 type LauncherPodWebhook struct {
 	Client  client.Reader
 	Live    client.Reader
@@ -104,7 +105,16 @@ func (w LauncherPodWebhook) Handle(ctx context.Context, req admission.Request) a
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
-		if ref := ipamclaim.ClaimName(vmi.Name, network); persistent && e[claimRefKey] != ref {
+		if !persistent {
+			continue
+		}
+		ref := ipamclaim.ClaimName(vmi.Name, network)
+		if why, err := w.refuse(ctx, vmi, ns, ref, types.NamespacedName{Namespace: nsOf, Name: name}); err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		} else if why != "" {
+			return admission.Denied(fmt.Sprintf("network %s of VM %s/%s: %s", network, ns, vmi.Name, why))
+		}
+		if e[claimRefKey] != ref {
 			e[claimRefKey], changed = ref, true
 		}
 	}
@@ -188,4 +198,15 @@ func (w LauncherPodWebhook) persistent(ctx context.Context, key types.Namespaced
 	}
 	n, err := cniconf.Parse([]byte(nad.Spec.Config))
 	return err == nil && n.PersistentIPs, nil
+}
+
+// refuse says why the VM may not have the claim of that name, "" when it may (or the claim
+// does not exist yet: the VM controller is making it, and the CNI plugin waits for it).
+func (w LauncherPodWebhook) refuse(ctx context.Context, vmi *virtv1.VirtualMachineInstance, ns, name string,
+	nad types.NamespacedName) (string, error) {
+	claim := &ipamclaimsv1alpha1.IPAMClaim{}
+	if err := w.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, claim); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	return ipamclaim.Refusal(claim, vmi.Name, nad.String()), nil
 }
