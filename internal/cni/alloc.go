@@ -82,6 +82,10 @@ func (c *call) readSlice(ctx context.Context) (netip.Prefix, error) {
 			return netip.Prefix{}, fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
 		}
 		slice = slice.Masked()
+		if rng := cfg.Ranges[0].Subnet.Masked(); !inside(slice, rng) {
+			// Another NAD of the same network_name with another range wrote the NodeSlicePool.
+			return netip.Prefix{}, fmt.Errorf("network %q: slice %s of node %s in NodeSlicePool %s/%s (spec.range %s) lies outside this NAD's range %s: NADs that share network_name must share their range", cfg.Name, slice, c.node, c.kube.namespace, nsp.Name, nsp.Spec.Range, rng)
+		}
 		c.cacheSlice(slice)
 		return slice, nil
 	}
@@ -160,7 +164,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		}
 		// A retry reads the pool; a first try may trust the node's view of it, a stale
 		// one too when a flusher will read the pool behind this ADD.
-		view := c.viewOf(t.pool)
+		view := c.viewOf(t.pool, t.poolRange)
 		if view != nil && view.stale() && !c.refreshedBehind() {
 			view = nil
 		}
@@ -237,7 +241,7 @@ func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bo
 		if c.deferred() {
 			return addr, true, c.markPending(rec, addr)
 		}
-		view := c.viewOf(t.pool)
+		view := c.viewOf(t.pool, t.poolRange)
 		done, err := c.record(ctx, t, view != nil && !view.stale(), addr)
 		if err != nil || !done {
 			return netip.Addr{}, false, err

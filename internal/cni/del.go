@@ -34,6 +34,13 @@ func Del(args *skel.CmdArgs) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
 	defer cancel()
+	if c.legacy != nil {
+		if rec, err := c.st.load(c.containerID, c.ifName); err == nil && rec == nil {
+			if found, err := c.delLegacy(ctx); found || err != nil {
+				return err
+			}
+		}
+	}
 	if err := c.st.Lock(); err != nil {
 		return err
 	}

@@ -146,13 +146,23 @@ func GC(args *skel.CmdArgs) error {
 	if err := c.st.Lock(); err != nil {
 		return err
 	}
-	defer c.st.Unlock()
+	err = c.gcRecords(ctx, valid, nil)
+	c.st.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.gcLegacy(ctx, valid)
+}
+
+// gcRecords releases the records of c.st, its lock held, that are not valid and that ours
+// (when set) accepts.
+func (c *call) gcRecords(ctx context.Context, valid map[[2]string]bool, ours func(*record) bool) error {
 	recs, err := c.st.all()
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
-		if valid[[2]string{r.ContainerID, r.IfName}] {
+		if valid[[2]string{r.ContainerID, r.IfName}] || (ours != nil && !ours(r)) {
 			continue
 		}
 		if r, err = c.waitFlushed(ctx, r); err != nil {
@@ -165,7 +175,7 @@ func GC(args *skel.CmdArgs) error {
 		gone.containerID, gone.ifName = r.ContainerID, r.IfName
 		gone.podNS, gone.podName, _ = strings.Cut(r.PodRef, "/")
 		if err := gone.release(ctx, r); err != nil {
-			return fmt.Errorf("releasing container %s, interface %s: %w", r.ContainerID, r.IfName, err)
+			return fmt.Errorf("releasing %s: %w", describe(r), err)
 		}
 	}
 	return nil

@@ -396,7 +396,11 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "rw-cni-cut-10.83.0.0-24"}, p); err == nil {
 			Expect(p.Spec.Allocations).To(BeEmpty())
 		}
-		entries, err := os.ReadDir(filepath.Join(dir, "state", "rw-node-a", "rw-cni-cut"))
+		// The network's state is keyed by its pools: <network_name>@<hash of namespace, name, ranges>.
+		dirs, err := filepath.Glob(filepath.Join(dir, "state", "rw-node-a", "rw-cni-cut@*"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dirs).To(HaveLen(1))
+		entries, err := os.ReadDir(dirs[0])
 		Expect(err).NotTo(HaveOccurred())
 		for _, e := range entries {
 			Expect(e.Name()).To(HavePrefix("."), "a record is left behind")
