@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -150,6 +149,9 @@ func parseConfig(stdin []byte, flat []string) (*Config, error) {
 	}
 	var cp string
 	if err := str(keys, "ipam", "configuration_path", &cp); err != nil {
+		return nil, err
+	}
+	if err := confine("ipam.configuration_path", cp, AllowedRoots.Config, false); err != nil {
 		return nil, err
 	}
 	files := flat
@@ -352,8 +354,18 @@ func (c *Config) read(k map[string]json.RawMessage) error {
 			return keyErr(p+".node_slice_size", "%v", err)
 		}
 	}
-	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
-		return keyErr(p+".state_dir", "%q is not an absolute path", c.StateDir)
+	for _, x := range []struct {
+		key, path string
+		roots     []string
+		dirOK     bool
+	}{
+		{p + ".state_dir", c.StateDir, AllowedRoots.State, true},
+		{p + ".log_file", c.LogFile, AllowedRoots.Log, false},
+		{p + ".kubernetes.kubeconfig", c.Kubeconfig, AllowedRoots.Config, false},
+	} {
+		if err := confine(x.key, x.path, x.roots, x.dirOK); err != nil {
+			return err
+		}
 	}
 	if c.SliceSize != "" && len(c.Ranges) > 1 {
 		return keyErr(p+".ipRanges", "node_slice_size slices one range; this network has %d", len(c.Ranges))

@@ -24,9 +24,17 @@ import (
 	"testing"
 )
 
+// withRoots puts r in force for the test: the suite's TestMain allows its own directory only.
+func withRoots(t *testing.T, r Roots) {
+	old := AllowedRoots
+	AllowedRoots = r
+	t.Cleanup(func() { AllowedRoots = old })
+}
+
 func TestParseConfig(t *testing.T) {
+	withRoots(t, DefaultRoots)
 	wrap := func(ipam string) string {
-		return `{"cniVersion":"1.0.0","name":"net","type":"macvlan","ipam":{"type":"rackwire","kubernetes":{"kubeconfig":"/k"}` + ipam + `}}`
+		return `{"cniVersion":"1.0.0","name":"net","type":"macvlan","ipam":{"type":"rackwire","kubernetes":{"kubeconfig":"/etc/cni/net.d/k"}` + ipam + `}}`
 	}
 	for _, tc := range []struct {
 		name, conf, err string
@@ -55,7 +63,7 @@ func TestParseConfig(t *testing.T) {
 					t.Errorf("ranges %+v", c.Ranges)
 				}
 			}},
-		{name: "persistent IPs at the top", conf: `{"name":"n","allowPersistentIPs":true,"ipam":{"type":"rackwire","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/k"}}}`,
+		{name: "persistent IPs at the top", conf: `{"name":"n","allowPersistentIPs":true,"ipam":{"type":"rackwire","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/etc/cni/net.d/k"}}}`,
 			check: func(t *testing.T, c *Config) {
 				if !c.AllowPersistentIPs {
 					t.Error("allowPersistentIPs not read")
@@ -81,7 +89,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "no kubeconfig", conf: `{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24"}}`, err: "ipam.kubernetes.kubeconfig: missing"},
 		{name: "timeout", conf: wrap(`,"range":"10.0.0.0/24","timeout":"soon"`), err: "ipam.timeout:"},
 		{name: "etcd", conf: wrap(`,"range":"10.0.0.0/24","datastore":"etcd"`), err: "ipam.datastore:"},
-		{name: "other type", conf: `{"name":"n","ipam":{"type":"whereabouts","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/k"}}}`, err: "ipam.type:"},
+		{name: "other type", conf: `{"name":"n","ipam":{"type":"whereabouts","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/etc/cni/net.d/k"}}}`, err: "ipam.type:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseConfig([]byte(tc.conf), nil)
@@ -101,6 +109,7 @@ func TestParseConfig(t *testing.T) {
 
 func TestFlatFile(t *testing.T) {
 	dir := t.TempDir()
+	withRoots(t, Roots{State: []string{StateRoot}, Config: []string{"/from"}})
 	flat := filepath.Join(dir, "whereabouts.conf")
 	if err := os.WriteFile(flat, []byte(`{"kubernetes":{"kubeconfig":"/from/file"},"gateway":"10.0.0.254"}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -112,7 +121,7 @@ func TestFlatFile(t *testing.T) {
 	if c.Kubeconfig != "/from/file" || c.Gateways[0].String() != "10.0.0.1" || c.FlatFile != flat {
 		t.Errorf("the file fills what the NAD lacks, the NAD wins: %+v", c)
 	}
-	if err := os.WriteFile(flat, []byte(`{"kubeconfig":"/k"}`), 0o600); err != nil {
+	if err := os.WriteFile(flat, []byte(`{"kubeconfig":"/etc/cni/net.d/k"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := parseConfig([]byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24"}}`), []string{flat}); err == nil || !strings.Contains(err.Error(), flat+".kubeconfig: unknown key") {
@@ -180,4 +189,35 @@ func FuzzOffset(f *testing.F) {
 			t.Fatalf("round trip of %s in %s: %v %v", a, p, got, err)
 		}
 	})
+}
+
+// TestPathsConfined: every path a configuration names lies under the DaemonSet's
+// directories, or the configuration fails naming the key.
+func TestPathsConfined(t *testing.T) {
+	withRoots(t, DefaultRoots)
+	conf := func(ipam string) []byte {
+		return []byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/etc/cni/net.d/rackwire.d/rackwire.kubeconfig"}` + ipam + `}}`)
+	}
+	for _, tc := range []struct{ ipam, err string }{
+		{`,"state_dir":"/var/lib/cni/rackwire"`, ""},
+		{`,"state_dir":"/var/lib/cni/rackwire/other"`, ""},
+		{`,"log_file":"/var/log/rackwire/net.log"`, ""},
+		{`,"kubernetes":{"kubeconfig":"/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.kubeconfig"}`, ""},
+		{`,"state_dir":"/etc/foo"`, "ipam.state_dir: \"/etc/foo\" is outside"},
+		{`,"state_dir":"/var/lib/cni/rackwire/../../../../etc"`, "ipam.state_dir:"},
+		{`,"state_dir":"/var/lib/cni/rackwire-other"`, "ipam.state_dir:"},
+		{`,"state_dir":"relative"`, "ipam.state_dir: \"relative\" is not an absolute path"},
+		{`,"log_file":"/root/x"`, "ipam.log_file: \"/root/x\" is outside"},
+		{`,"log_file":"/var/log/rackwire"`, "ipam.log_file:"},
+		{`,"kubernetes":{"kubeconfig":"/etc/shadow"}`, "ipam.kubernetes.kubeconfig: \"/etc/shadow\" is outside"},
+		{`,"configuration_path":"/root/flat.conf"`, "ipam.configuration_path: \"/root/flat.conf\" is outside"},
+	} {
+		_, err := parseConfig(conf(tc.ipam), nil)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.ipam, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want %q", tc.ipam, err, tc.err)
+		}
+	}
 }

@@ -19,7 +19,10 @@ package cni
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/containernetworking/cni/pkg/skel"
 )
@@ -36,7 +39,10 @@ func Logged(verb string, f func(*skel.CmdArgs) error) func(*skel.CmdArgs) error 
 		if perr != nil || cfg.LogFile == "" {
 			return err
 		}
-		if lf, ferr := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+		// log_file lies under LogRoot (ParseConfig checked it); the directory is made on the
+		// first failure, and a symbolic link put in the file's place is not followed.
+		_ = os.MkdirAll(filepath.Dir(cfg.LogFile), 0o755)
+		if lf, ferr := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND|unix.O_NOFOLLOW, 0o644); ferr == nil {
 			_, _ = fmt.Fprintf(lf, "%s [error] %s network %q container %s interface %s: %v\n",
 				time.Now().UTC().Format(time.RFC3339Nano), verb, cfg.Name, args.ContainerID, args.IfName, err)
 			_ = lf.Close()

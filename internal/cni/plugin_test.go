@@ -370,7 +370,7 @@ func TestNodeSlice(t *testing.T) {
 // TestUnreachableAPIServer: the ADD fails by its timeout and leaves no record behind.
 func TestUnreachableAPIServer(t *testing.T) {
 	t.Setenv("NODENAME", "node-u")
-	kc := t.TempDir() + "/kubeconfig"
+	kc := tempDir(t) + "/kubeconfig"
 	if err := os.WriteFile(kc, []byte(`apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
@@ -548,7 +548,7 @@ func eventually(t *testing.T, f func() error) {
 
 func TestLogFile(t *testing.T) {
 	t.Setenv("NODENAME", "node-l")
-	logFile := t.TempDir() + "/rackwire.log"
+	logFile := tempDir(t) + "/rackwire.log"
 	a := attachment{conf: netConf("1.0.0", "logged", fmt.Sprintf(`"range":"10.73.0.0/24","log_file":%q`, logFile)), container: "c-log", pod: "log", args: "IP=10.99.0.1"}
 	args := a.cmdArgs()
 	if _, _, err := testutils.CmdAddWithArgs(args, func() error { return cni.Logged("ADD", cni.Add)(args) }); err == nil {

@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	rwcni "github.com/rackwire/rackwire/internal/cni"
 	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/devenv"
 )
@@ -428,6 +429,8 @@ func newPlugins(dir string) plugins {
 	build.Dir = root
 	b, err := build.CombinedOutput()
 	ExpectWithOffset(1, err).NotTo(HaveOccurred(), string(b))
+	// dir stands for the node's directories: the plugin accepts the paths it holds only.
+	ExpectWithOffset(1, rwcni.WriteRoots(p.rackwire, rwcni.Roots{State: []string{dir}, Log: []string{dir}, Config: []string{dir}})).To(Succeed())
 	return p
 }
 
