@@ -93,7 +93,7 @@ func (c *call) readSlice(ctx context.Context) (netip.Prefix, error) {
 }
 
 // allocator is the free space of a target, given the pool's allocations.
-func (c *call) allocator(t target, taken []string) (*ipalloc.Pool, error) {
+func (c *call) allocator(t target, taken []string, claimed []netip.Addr) (*ipalloc.Pool, error) {
 	conf := ipalloc.Config{Entries: []ipalloc.Entry{{Subnet: t.poolRange}}}
 	// Bounds only where they cut the pool's range: in node-slice mode the slicer hands out
 	// whole slices inside them already.
@@ -129,6 +129,11 @@ func (c *call) allocator(t target, taken []string) (*ipalloc.Pool, error) {
 			_ = p.Reserve(a)
 		}
 	}
+	for _, a := range claimed {
+		if p.Contains(a) && !p.InUse(a) {
+			_ = p.Reserve(a)
+		}
+	}
 	return p, nil
 }
 
@@ -158,6 +163,12 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 	if addr, ok, err := c.again(ctx, t, rec); ok || err != nil {
 		return addr, err
 	}
+	// The second lock: an address the pool or an IPAMClaim records for another holder is
+	// never tried, whether or not its reservation is still there (claimguard.go).
+	claims, err := c.claimedAddrs(ctx)
+	if err != nil {
+		return netip.Addr{}, err
+	}
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return netip.Addr{}, err
@@ -178,7 +189,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 			}
 			view, exists = c.cachePool(t.pool, t.poolRange.String(), pool), pool != nil
 		}
-		space, err := c.allocator(t, view.keys())
+		space, err := c.allocator(t, view.keys(), claims)
 		if err != nil {
 			return netip.Addr{}, err
 		}

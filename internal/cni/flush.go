@@ -163,7 +163,7 @@ func RunFlusher(dir string) error {
 			// The slice and the views age by 10 s and 30 s: a look a second is enough, and the
 			// views of a full slice are not parsed every 20 ms.
 			if time.Since(refreshed) >= time.Second {
-				err = errors.Join(err, c.refreshSlice(ctx), c.refreshViews(ctx))
+				err = errors.Join(err, c.refreshSlice(ctx), c.refreshViews(ctx), c.refreshClaimsBehind(ctx))
 				refreshed = time.Now()
 			}
 			cancel()
