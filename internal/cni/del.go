@@ -99,7 +99,7 @@ func (c *call) release(ctx context.Context, rec *record) error {
 	// refused test (the entry absent, or someone else's) sends that pool to the full read.
 	read := map[string]bool{}
 	for _, e := range rec.Entries {
-		if e.Pending && !e.Flushing {
+		if e.Pending && !e.Flushing && !e.Tried {
 			// Never written to the pool: only its reservation is left to go, and its place
 			// in the node's view of the pool.
 			if key, _, ok := e.key(); ok {

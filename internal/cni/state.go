@@ -52,6 +52,14 @@ type entry struct {
 	Pending bool `json:"pending,omitempty"`
 	// Flushing: a flusher is writing it now; DEL waits for it while that flusher lives.
 	Flushing bool `json:"flushing,omitempty"`
+	// Tried: a write of it was sent whose answer did not prove it failed (it may be in the
+	// pool): DEL removes it from the pool as if written.
+	Tried bool `json:"tried,omitempty"`
+	// Tries and RetryAt hold back an entry the pool refused (its offset held by a live
+	// attachment of this node): the flusher tries it again at RetryAt, backing off, instead
+	// of a GET and a PATCH on every pass.
+	Tries   int       `json:"tries,omitempty"`
+	RetryAt time.Time `json:"retryAt,omitzero"`
 }
 
 // key is the entry's spec.allocations key in its pool, with its address; ok is false when
