@@ -63,7 +63,7 @@ func main() {
 	skel.PluginMainFuncs(skel.CNIFuncs{
 		Add: cni.Logged("ADD", cni.Add), Del: cni.Logged("DEL", cni.Del), Check: cni.Logged("CHECK", cni.Check),
 		GC: cni.Logged("GC", cni.GC), Status: cni.Logged("STATUS", cni.Status),
-	}, version.PluginSupports("0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"), "rackwire IPAM")
+	}, version.PluginSupports("0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"), "rackwire IPAM")
 }
 
 func install(args []string) error {

@@ -50,6 +50,7 @@ func newCall(args *skel.CmdArgs) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
+	warn(cfg)
 	c := &call{cfg: cfg, containerID: args.ContainerID, ifName: args.IfName}
 	if err := c.readArgs(args.Args, args.StdinData); err != nil {
 		return nil, err

@@ -120,6 +120,15 @@ func (c *call) allocator(t target, taken []string, claimed []netip.Addr) (*ipall
 	for _, g := range c.cfg.Gateways {
 		conf.Excluded = append(conf.Excluded, ipalloc.RangeOf(netip.PrefixFrom(g, g.BitLen())))
 	}
+	// whereabouts never hands out the last address of a range or of a node's slice, IPv6
+	// included (its LastUsableIP is the one before the "broadcast"); ipalloc keeps the last
+	// IPv6 address, so it is excluded here, so that both binaries agree on what is free.
+	for _, pr := range []netip.Prefix{t.poolRange, t.rng.Subnet} {
+		if pr.Addr().Is6() && pr.Bits() < 127 {
+			last := lastAddr(pr)
+			conf.Excluded = append(conf.Excluded, ipalloc.RangeOf(netip.PrefixFrom(last, last.BitLen())))
+		}
+	}
 	p, err := ipalloc.NewPool(conf)
 	if err != nil {
 		return nil, fmt.Errorf("network %q: range %s: %w", c.cfg.Name, t.poolRange, err)
@@ -313,6 +322,11 @@ var errTaken = errors.New("held by another reservation")
 // reserve creates addr's OverlappingRangeIPReservation. errTaken means someone else's
 // exists; an uncertain create that landed is recognised as ours on the retry.
 func (c *call) reserve(ctx context.Context, addr netip.Addr) error {
+	if !c.cfg.OverlappingRanges {
+		// As whereabouts with enable_overlapping_ranges: false: no reservation; the pool
+		// entry, written before the ADD answers (deferred is off), is the lock.
+		return nil
+	}
 	name := ReservationName(c.cfg.PoolNetwork(), addr)
 	orip := &wbv1.OverlappingRangeIPReservation{
 		TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "OverlappingRangeIPReservation"},

@@ -17,9 +17,13 @@ limitations under the License.
 package cni
 
 import (
+	"encoding/binary"
+	"math/big"
+	"math/bits"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,8 +128,20 @@ func TestFlatFile(t *testing.T) {
 	if err := os.WriteFile(flat, []byte(`{"kubeconfig":"/etc/cni/net.d/k"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseConfig([]byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24"}}`), []string{flat}); err == nil || !strings.Contains(err.Error(), flat+".kubeconfig: unknown key") {
-		t.Errorf("unknown key of the flat file: %v", err)
+	// A key rackwire does not know is ignored and logged (whereabouts ignores them); one the
+	// NAD has wrong still fails it.
+	if err := os.WriteFile(flat, []byte(`{"kubernetes":{"kubeconfig":"/from/file"},"kubeconfig":"/etc/cni/net.d/k","enable_overlapping_ranges":false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = parseConfig([]byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24"}}`), []string{flat})
+	if err != nil || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `unknown key "kubeconfig" ignored`) {
+		t.Errorf("unknown key of the flat file: %v %+v", err, c)
+	}
+	if err == nil && !c.OverlappingRanges {
+		t.Errorf("enable_overlapping_ranges taken from the flat file; whereabouts reads it from the NAD only")
+	}
+	if _, err := parseConfig([]byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24","bogus":1}}`), []string{flat}); err == nil || !strings.Contains(err.Error(), "ipam.bogus: unknown key") {
+		t.Errorf("unknown key of the NAD: %v", err)
 	}
 }
 
@@ -150,8 +166,11 @@ func TestOffsets(t *testing.T) {
 		{"10.0.0.0/24", "10.0.0.0", "0"},
 		{"10.0.0.64/26", "10.0.0.65", "1"},
 		{"fd00::/32", "fd00:0:0:1::", "18446744073709551616"},
-		{"fd00::/64", "fd00::ffff:ffff:ffff:ffff", "18446744073709551615"},
-		{"fd00::/32", "fd00::ffff:ffff:ffff:ffff", "18446744073709551615"},
+		// From 2^63: the negative int64 of the same bits, which whereabouts reads as the offset.
+		{"fd00::/64", "fd00::ffff:ffff:ffff:ffff", "-1"},
+		{"fd00::/32", "fd00::ffff:ffff:ffff:ffff", "-1"},
+		{"fd00::/64", "fd00::8000:0:0:0", "-9223372036854775808"},
+		{"fd00::/64", "fd00::7fff:ffff:ffff:ffff", "9223372036854775807"},
 		{"fd00::/32", "fd00:0:0:1::1", "18446744073709551617"},
 		{"fd00::ff00/120", "fd00::ffff", "255"},
 		{"255.255.255.0/24", "255.255.255.255", "255"},
@@ -162,6 +181,22 @@ func TestOffsets(t *testing.T) {
 		}
 		if got, err := AtOffset(p, tc.key); err != nil || got != a {
 			t.Errorf("AtOffset(%s, %s) = %v %v, want %s", p, tc.key, got, err, a)
+		}
+		// whereabouts v0.9.4 (toIPReservationList): ParseInt(key, 10, 64), then the network
+		// address plus uint64 of it; keys it cannot parse it skips, and only those past 64 bits
+		// may be such.
+		if n, err := strconv.ParseInt(tc.key, 10, 64); err == nil {
+			hi, lo := split(p.Masked().Addr())
+			lo, carry := bits.Add64(lo, uint64(n), 0)
+			hi += carry
+			var b [16]byte
+			binary.BigEndian.PutUint64(b[:8], hi)
+			binary.BigEndian.PutUint64(b[8:], lo)
+			if got := netip.AddrFrom16(b); a.Is6() && got != a {
+				t.Errorf("whereabouts reads %s in %s as %s, not %s", tc.key, p, got, a)
+			}
+		} else if n, ok := new(big.Int).SetString(tc.key, 10); !ok || n.BitLen() <= 64 {
+			t.Errorf("whereabouts cannot read key %s of %s", tc.key, a)
 		}
 	}
 	for _, bad := range []string{"-1", "x", "256", "1e3", "", "18446744073709551616"} {

@@ -56,7 +56,11 @@ const flushIdle = time.Second
 // one pool write, and a pod deleted within it never costs one (its DEL drops the entry).
 const flushWindow = 100 * time.Millisecond
 
-func (c *call) deferred() bool { return c.cfg.SliceSize != "" && !c.cfg.WhereaboutsLease }
+// Without reservations (enable_overlapping_ranges: false) the pool entry is the only lock,
+// so it is written before the ADD answers.
+func (c *call) deferred() bool {
+	return c.cfg.SliceSize != "" && !c.cfg.WhereaboutsLease && c.cfg.OverlappingRanges
+}
 
 // refreshedBehind says whether a flusher process reads stale views of the pools again.
 func (c *call) refreshedBehind() bool { return c.deferred() && FlushCommand != "" }

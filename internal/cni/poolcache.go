@@ -100,7 +100,12 @@ func (s *state) readView(pool string) *poolCache {
 	return pc
 }
 
+// digits says whether b is a decimal key: digits, a minus sign first for an offset past
+// 2^63 (see Offset).
 func digits(b []byte) bool {
+	if len(b) > 1 && b[0] == '-' {
+		b = b[1:]
+	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
 			return false

@@ -116,6 +116,9 @@ func (c *call) checkAddress(ctx context.Context, rec *record, a netip.Addr) erro
 			return fmt.Errorf("%s: IPPool %s no longer records it for container %s, interface %s", a, e.Pool, c.containerID, c.ifName)
 		}
 	}
+	if !c.cfg.OverlappingRanges {
+		return nil // no reservation is written
+	}
 	orip := &wbv1.OverlappingRangeIPReservation{}
 	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", e.Reservation), orip); err != nil {
 		return fmt.Errorf("%s: reservation %s: %w", a, e.Reservation, err)
