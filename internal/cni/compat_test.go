@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 
@@ -158,5 +159,26 @@ func TestNoOverlappingRanges(t *testing.T) {
 				t.Errorf("after DEL: %v", got)
 			}
 		})
+	}
+}
+
+// TestUnknownFlatFileKeyLogged: a key of the flat file rackwire does not know (whereabouts'
+// installer writes that file for every network of the node) is ignored and logged.
+func TestUnknownFlatFileKeyLogged(t *testing.T) {
+	t.Setenv("NODENAME", "node-f")
+	dir := tempDir(t)
+	flat, logFile := dir+"/whereabouts.conf", dir+"/rackwire.log"
+	if err := os.WriteFile(flat, []byte(`{"datastore":"kubernetes","some_future_key":"x"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := netConf("1.1.0", "flatkeys", fmt.Sprintf(`"range":"10.64.1.0/29","configuration_path":%q,"log_file":%q`, flat, logFile))
+	a := attachment{conf: conf, container: "c-flatkeys", pod: "flatkeys"}
+	a.mustAdd(t)
+	b, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(b), `[warning] network "flatkeys": flat file `+flat+`: unknown key "some_future_key" ignored`) {
+		t.Errorf("log file: %q %v", b, err)
+	}
+	if err := a.del(); err != nil {
+		t.Fatal(err)
 	}
 }
