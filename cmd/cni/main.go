@@ -43,6 +43,13 @@ func main() {
 		}
 		return
 	}
+	// The roots the plugin's install wrote beside it; never anything a configuration says.
+	if self, err := os.Executable(); err == nil {
+		if err := cni.LoadRoots(self); err != nil {
+			fmt.Fprintln(os.Stderr, "rackwire:", err)
+			os.Exit(1)
+		}
+	}
 	if len(os.Args) > 2 && os.Args[1] == "flush" {
 		if err := cni.RunFlusher(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "rackwire flush:", err)
@@ -56,7 +63,7 @@ func main() {
 	skel.PluginMainFuncs(skel.CNIFuncs{
 		Add: cni.Logged("ADD", cni.Add), Del: cni.Logged("DEL", cni.Del), Check: cni.Logged("CHECK", cni.Check),
 		GC: cni.Logged("GC", cni.GC), Status: cni.Logged("STATUS", cni.Status),
-	}, version.PluginSupports("0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"), "rackwire IPAM")
+	}, version.PluginSupports("0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"), "rackwire IPAM")
 }
 
 func install(args []string) error {
@@ -70,6 +77,8 @@ func install(args []string) error {
 	fs.StringVar(&in.BinDir, "cni-bin-dir", "/host/opt/cni/bin", "the node's CNI bin directory, as mounted")
 	fs.StringVar(&in.ConfDir, "cni-conf-dir", "/host/etc/cni/net.d", "the node's CNI configuration directory, as mounted")
 	fs.StringVar(&in.HostConfDir, "host-cni-conf-dir", "/etc/cni/net.d", "the node's CNI configuration directory on the node")
+	fs.StringVar(&in.HostStateDir, "host-state-dir", cni.StateRoot, "the only directory (and below) a configuration's state_dir may name, on the node")
+	fs.StringVar(&in.HostLogDir, "host-log-dir", cni.LogRoot, "the only directory a configuration's log_file may lie in, on the node")
 	fs.StringVar(&in.TokenFile, "token-file", sa+"token", "the service-account token")
 	fs.StringVar(&in.CAFile, "ca-file", sa+"ca.crt", "the apiserver's CA")
 	fs.StringVar(&in.Server, "server", "", "the apiserver as the node reaches it (default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)")

@@ -32,9 +32,11 @@ import (
 
 // call is one invocation of the plugin.
 type call struct {
-	cfg                 *Config
-	kube                *kube
-	st                  *state
+	cfg  *Config
+	kube *kube
+	st   *state
+	// legacy is the network's directory of the old layout, if any (see legacy.go).
+	legacy              *state
 	node                string
 	containerID, ifName string
 	podNS, podName      string
@@ -48,6 +50,7 @@ func newCall(args *skel.CmdArgs) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
+	warn(cfg)
 	c := &call{cfg: cfg, containerID: args.ContainerID, ifName: args.IfName}
 	if err := c.readArgs(args.Args, args.StdinData); err != nil {
 		return nil, err
@@ -58,9 +61,10 @@ func newCall(args *skel.CmdArgs) (*call, error) {
 	if c.kube, err = newKube(cfg.Kubeconfig); err != nil {
 		return nil, err
 	}
-	if c.st, err = openState(cfg, c.node); err != nil {
+	if c.st, err = openState(cfg, c.node, c.kube.namespace); err != nil {
 		return nil, err
 	}
+	c.legacy = legacyState(cfg, c.node)
 	return c, nil
 }
 

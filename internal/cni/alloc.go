@@ -82,6 +82,10 @@ func (c *call) readSlice(ctx context.Context) (netip.Prefix, error) {
 			return netip.Prefix{}, fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
 		}
 		slice = slice.Masked()
+		if rng := cfg.Ranges[0].Subnet.Masked(); !inside(slice, rng) {
+			// Another NAD of the same network_name with another range wrote the NodeSlicePool.
+			return netip.Prefix{}, fmt.Errorf("network %q: slice %s of node %s in NodeSlicePool %s/%s (spec.range %s) lies outside this NAD's range %s: NADs that share network_name must share their range", cfg.Name, slice, c.node, c.kube.namespace, nsp.Name, nsp.Spec.Range, rng)
+		}
 		c.cacheSlice(slice)
 		return slice, nil
 	}
@@ -89,7 +93,7 @@ func (c *call) readSlice(ctx context.Context) (netip.Prefix, error) {
 }
 
 // allocator is the free space of a target, given the pool's allocations.
-func (c *call) allocator(t target, taken []string) (*ipalloc.Pool, error) {
+func (c *call) allocator(t target, taken []string, claimed []netip.Addr) (*ipalloc.Pool, error) {
 	conf := ipalloc.Config{Entries: []ipalloc.Entry{{Subnet: t.poolRange}}}
 	// Bounds only where they cut the pool's range: in node-slice mode the slicer hands out
 	// whole slices inside them already.
@@ -116,12 +120,26 @@ func (c *call) allocator(t target, taken []string) (*ipalloc.Pool, error) {
 	for _, g := range c.cfg.Gateways {
 		conf.Excluded = append(conf.Excluded, ipalloc.RangeOf(netip.PrefixFrom(g, g.BitLen())))
 	}
+	// whereabouts never hands out the last address of a range or of a node's slice, IPv6
+	// included (its LastUsableIP is the one before the "broadcast"); ipalloc keeps the last
+	// IPv6 address, so it is excluded here, so that both binaries agree on what is free.
+	for _, pr := range []netip.Prefix{t.poolRange, t.rng.Subnet} {
+		if pr.Addr().Is6() && pr.Bits() < 127 {
+			last := lastAddr(pr)
+			conf.Excluded = append(conf.Excluded, ipalloc.RangeOf(netip.PrefixFrom(last, last.BitLen())))
+		}
+	}
 	p, err := ipalloc.NewPool(conf)
 	if err != nil {
 		return nil, fmt.Errorf("network %q: range %s: %w", c.cfg.Name, t.poolRange, err)
 	}
 	for _, key := range taken {
 		if a, err := AtOffset(t.poolRange, key); err == nil && p.Contains(a) {
+			_ = p.Reserve(a)
+		}
+	}
+	for _, a := range claimed {
+		if p.Contains(a) && !p.InUse(a) {
 			_ = p.Reserve(a)
 		}
 	}
@@ -154,13 +172,19 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 	if addr, ok, err := c.again(ctx, t, rec); ok || err != nil {
 		return addr, err
 	}
+	// The second lock: an address the pool or an IPAMClaim records for another holder is
+	// never tried, whether or not its reservation is still there (claimguard.go).
+	claims, err := c.claimedAddrs(ctx)
+	if err != nil {
+		return netip.Addr{}, err
+	}
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return netip.Addr{}, err
 		}
 		// A retry reads the pool; a first try may trust the node's view of it, a stale
 		// one too when a flusher will read the pool behind this ADD.
-		view := c.viewOf(t.pool)
+		view := c.viewOf(t.pool, t.poolRange)
 		if view != nil && view.stale() && !c.refreshedBehind() {
 			view = nil
 		}
@@ -174,7 +198,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 			}
 			view, exists = c.cachePool(t.pool, t.poolRange.String(), pool), pool != nil
 		}
-		space, err := c.allocator(t, view.keys())
+		space, err := c.allocator(t, view.keys(), claims)
 		if err != nil {
 			return netip.Addr{}, err
 		}
@@ -237,7 +261,7 @@ func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bo
 		if c.deferred() {
 			return addr, true, c.markPending(rec, addr)
 		}
-		view := c.viewOf(t.pool)
+		view := c.viewOf(t.pool, t.poolRange)
 		done, err := c.record(ctx, t, view != nil && !view.stale(), addr)
 		if err != nil || !done {
 			return netip.Addr{}, false, err
@@ -298,6 +322,11 @@ var errTaken = errors.New("held by another reservation")
 // reserve creates addr's OverlappingRangeIPReservation. errTaken means someone else's
 // exists; an uncertain create that landed is recognised as ours on the retry.
 func (c *call) reserve(ctx context.Context, addr netip.Addr) error {
+	if !c.cfg.OverlappingRanges {
+		// As whereabouts with enable_overlapping_ranges: false: no reservation; the pool
+		// entry, written before the ADD answers (deferred is off), is the lock.
+		return nil
+	}
 	name := ReservationName(c.cfg.PoolNetwork(), addr)
 	orip := &wbv1.OverlappingRangeIPReservation{
 		TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "OverlappingRangeIPReservation"},

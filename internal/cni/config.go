@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -91,6 +90,11 @@ type Config struct {
 	WhereaboutsLease bool
 	// FlatFile is the flat file whose keys were merged, if any.
 	FlatFile string
+	// OverlappingRanges is enable_overlapping_ranges (default true, as whereabouts): false
+	// writes no reservation, and the pool entry is the only lock (written before ADD answers).
+	OverlappingRanges bool
+	// Warnings are what was read and ignored (unknown keys of the flat file), for the log.
+	Warnings []string
 }
 
 // ConfigError is a configuration problem, naming the key.
@@ -152,6 +156,9 @@ func parseConfig(stdin []byte, flat []string) (*Config, error) {
 	if err := str(keys, "ipam", "configuration_path", &cp); err != nil {
 		return nil, err
 	}
+	if err := confine("ipam.configuration_path", cp, AllowedRoots.Config, false); err != nil {
+		return nil, err
+	}
 	files := flat
 	if cp != "" {
 		files = append([]string{cp}, flat...)
@@ -168,14 +175,20 @@ func parseConfig(stdin []byte, flat []string) (*Config, error) {
 		if err := json.Unmarshal(b, &fk); err != nil {
 			return nil, fmt.Errorf("flat file %s is not a JSON object: %w", f, err)
 		}
-		if err := checkKeys(f, fk, ipamKeys); err != nil {
-			return nil, err
-		}
+		// The flat file is the node's, shared by every network and written by whereabouts'
+		// installer too: a key rackwire does not know is ignored and logged, as whereabouts
+		// ignores them, rather than failing every network of the node.
 		for k, v := range fk {
-			if _, set := keys[k]; !set {
+			if !ipamKeys[k] {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("flat file %s: unknown key %q ignored", f, k))
+				continue
+			}
+			// whereabouts takes enable_overlapping_ranges from the NAD alone.
+			if _, set := keys[k]; !set && k != "enable_overlapping_ranges" {
 				keys[k] = v
 			}
 		}
+		sort.Strings(c.Warnings)
 		c.FlatFile = f
 		break
 	}
@@ -263,6 +276,7 @@ func (c *Config) read(k map[string]json.RawMessage) error {
 	if persistent != nil {
 		c.AllowPersistentIPs = c.AllowPersistentIPs || *persistent
 	}
+	c.OverlappingRanges = ovl == nil || *ovl
 	c.Kubeconfig = kube.Kubeconfig
 	if c.Kubeconfig == "" {
 		return keyErr(p+".kubernetes.kubeconfig", "missing: rackwire needs a kubeconfig (the DaemonSet writes one into /etc/cni/net.d/rackwire.d/)")
@@ -352,8 +366,21 @@ func (c *Config) read(k map[string]json.RawMessage) error {
 			return keyErr(p+".node_slice_size", "%v", err)
 		}
 	}
-	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
-		return keyErr(p+".state_dir", "%q is not an absolute path", c.StateDir)
+	for _, x := range []struct {
+		key, path string
+		roots     []string
+		dirOK     bool
+	}{
+		{p + ".state_dir", c.StateDir, AllowedRoots.State, true},
+		{p + ".log_file", c.LogFile, AllowedRoots.Log, false},
+		{p + ".kubernetes.kubeconfig", c.Kubeconfig, AllowedRoots.Config, false},
+	} {
+		if err := confine(x.key, x.path, x.roots, x.dirOK); err != nil {
+			return err
+		}
+	}
+	if err := c.checkOldVersion(); err != nil {
+		return err
 	}
 	if c.SliceSize != "" && len(c.Ranges) > 1 {
 		return keyErr(p+".ipRanges", "node_slice_size slices one range; this network has %d", len(c.Ranges))
@@ -394,4 +421,32 @@ func (c *Config) SliceNetwork() string {
 		return c.NetworkName
 	}
 	return c.Name
+}
+
+// checkOldVersion refuses, as whereabouts does, more than one address of a family in spec
+// versions before 0.3.0 (none given counts as such), whose results hold one of each.
+func (c *Config) checkOldVersion() error {
+	switch c.CNIVersion {
+	case "", "0.1.0", "0.2.0":
+	default:
+		return nil
+	}
+	var v4, v6 int
+	count := func(a netip.Addr) {
+		if a.Is4() {
+			v4++
+		} else {
+			v6++
+		}
+	}
+	for _, r := range c.Ranges {
+		count(r.Subnet.Addr())
+	}
+	for _, s := range c.Static {
+		count(s.Address.Addr())
+	}
+	if v4 > 1 || v6 > 1 {
+		return keyErr("cniVersion", "%q does not support more than one address per family (%d IPv4, %d IPv6): use 0.3.0 or later", c.CNIVersion, v4, v6)
+	}
+	return nil
 }

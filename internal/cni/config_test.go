@@ -17,16 +17,28 @@ limitations under the License.
 package cni
 
 import (
+	"encoding/binary"
+	"math/big"
+	"math/bits"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
+// withRoots puts r in force for the test: the suite's TestMain allows its own directory only.
+func withRoots(t *testing.T, r Roots) {
+	old := AllowedRoots
+	AllowedRoots = r
+	t.Cleanup(func() { AllowedRoots = old })
+}
+
 func TestParseConfig(t *testing.T) {
+	withRoots(t, DefaultRoots)
 	wrap := func(ipam string) string {
-		return `{"cniVersion":"1.0.0","name":"net","type":"macvlan","ipam":{"type":"rackwire","kubernetes":{"kubeconfig":"/k"}` + ipam + `}}`
+		return `{"cniVersion":"1.0.0","name":"net","type":"macvlan","ipam":{"type":"rackwire","kubernetes":{"kubeconfig":"/etc/cni/net.d/k"}` + ipam + `}}`
 	}
 	for _, tc := range []struct {
 		name, conf, err string
@@ -55,7 +67,7 @@ func TestParseConfig(t *testing.T) {
 					t.Errorf("ranges %+v", c.Ranges)
 				}
 			}},
-		{name: "persistent IPs at the top", conf: `{"name":"n","allowPersistentIPs":true,"ipam":{"type":"rackwire","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/k"}}}`,
+		{name: "persistent IPs at the top", conf: `{"name":"n","allowPersistentIPs":true,"ipam":{"type":"rackwire","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/etc/cni/net.d/k"}}}`,
 			check: func(t *testing.T, c *Config) {
 				if !c.AllowPersistentIPs {
 					t.Error("allowPersistentIPs not read")
@@ -81,7 +93,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "no kubeconfig", conf: `{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24"}}`, err: "ipam.kubernetes.kubeconfig: missing"},
 		{name: "timeout", conf: wrap(`,"range":"10.0.0.0/24","timeout":"soon"`), err: "ipam.timeout:"},
 		{name: "etcd", conf: wrap(`,"range":"10.0.0.0/24","datastore":"etcd"`), err: "ipam.datastore:"},
-		{name: "other type", conf: `{"name":"n","ipam":{"type":"whereabouts","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/k"}}}`, err: "ipam.type:"},
+		{name: "other type", conf: `{"name":"n","ipam":{"type":"whereabouts","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/etc/cni/net.d/k"}}}`, err: "ipam.type:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseConfig([]byte(tc.conf), nil)
@@ -101,6 +113,7 @@ func TestParseConfig(t *testing.T) {
 
 func TestFlatFile(t *testing.T) {
 	dir := t.TempDir()
+	withRoots(t, Roots{State: []string{StateRoot}, Config: []string{"/from"}})
 	flat := filepath.Join(dir, "whereabouts.conf")
 	if err := os.WriteFile(flat, []byte(`{"kubernetes":{"kubeconfig":"/from/file"},"gateway":"10.0.0.254"}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -112,11 +125,23 @@ func TestFlatFile(t *testing.T) {
 	if c.Kubeconfig != "/from/file" || c.Gateways[0].String() != "10.0.0.1" || c.FlatFile != flat {
 		t.Errorf("the file fills what the NAD lacks, the NAD wins: %+v", c)
 	}
-	if err := os.WriteFile(flat, []byte(`{"kubeconfig":"/k"}`), 0o600); err != nil {
+	if err := os.WriteFile(flat, []byte(`{"kubeconfig":"/etc/cni/net.d/k"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseConfig([]byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24"}}`), []string{flat}); err == nil || !strings.Contains(err.Error(), flat+".kubeconfig: unknown key") {
-		t.Errorf("unknown key of the flat file: %v", err)
+	// A key rackwire does not know is ignored and logged (whereabouts ignores them); one the
+	// NAD has wrong still fails it.
+	if err := os.WriteFile(flat, []byte(`{"kubernetes":{"kubeconfig":"/from/file"},"kubeconfig":"/etc/cni/net.d/k","enable_overlapping_ranges":false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = parseConfig([]byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24"}}`), []string{flat})
+	if err != nil || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `unknown key "kubeconfig" ignored`) {
+		t.Errorf("unknown key of the flat file: %v %+v", err, c)
+	}
+	if err == nil && !c.OverlappingRanges {
+		t.Errorf("enable_overlapping_ranges taken from the flat file; whereabouts reads it from the NAD only")
+	}
+	if _, err := parseConfig([]byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24","bogus":1}}`), []string{flat}); err == nil || !strings.Contains(err.Error(), "ipam.bogus: unknown key") {
+		t.Errorf("unknown key of the NAD: %v", err)
 	}
 }
 
@@ -141,8 +166,11 @@ func TestOffsets(t *testing.T) {
 		{"10.0.0.0/24", "10.0.0.0", "0"},
 		{"10.0.0.64/26", "10.0.0.65", "1"},
 		{"fd00::/32", "fd00:0:0:1::", "18446744073709551616"},
-		{"fd00::/64", "fd00::ffff:ffff:ffff:ffff", "18446744073709551615"},
-		{"fd00::/32", "fd00::ffff:ffff:ffff:ffff", "18446744073709551615"},
+		// From 2^63: the negative int64 of the same bits, which whereabouts reads as the offset.
+		{"fd00::/64", "fd00::ffff:ffff:ffff:ffff", "-1"},
+		{"fd00::/32", "fd00::ffff:ffff:ffff:ffff", "-1"},
+		{"fd00::/64", "fd00::8000:0:0:0", "-9223372036854775808"},
+		{"fd00::/64", "fd00::7fff:ffff:ffff:ffff", "9223372036854775807"},
 		{"fd00::/32", "fd00:0:0:1::1", "18446744073709551617"},
 		{"fd00::ff00/120", "fd00::ffff", "255"},
 		{"255.255.255.0/24", "255.255.255.255", "255"},
@@ -153,6 +181,22 @@ func TestOffsets(t *testing.T) {
 		}
 		if got, err := AtOffset(p, tc.key); err != nil || got != a {
 			t.Errorf("AtOffset(%s, %s) = %v %v, want %s", p, tc.key, got, err, a)
+		}
+		// whereabouts v0.9.4 (toIPReservationList): ParseInt(key, 10, 64), then the network
+		// address plus uint64 of it; keys it cannot parse it skips, and only those past 64 bits
+		// may be such.
+		if n, err := strconv.ParseInt(tc.key, 10, 64); err == nil {
+			hi, lo := split(p.Masked().Addr())
+			lo, carry := bits.Add64(lo, uint64(n), 0)
+			hi += carry
+			var b [16]byte
+			binary.BigEndian.PutUint64(b[:8], hi)
+			binary.BigEndian.PutUint64(b[8:], lo)
+			if got := netip.AddrFrom16(b); a.Is6() && got != a {
+				t.Errorf("whereabouts reads %s in %s as %s, not %s", tc.key, p, got, a)
+			}
+		} else if n, ok := new(big.Int).SetString(tc.key, 10); !ok || n.BitLen() <= 64 {
+			t.Errorf("whereabouts cannot read key %s of %s", tc.key, a)
 		}
 	}
 	for _, bad := range []string{"-1", "x", "256", "1e3", "", "18446744073709551616"} {
@@ -180,4 +224,35 @@ func FuzzOffset(f *testing.F) {
 			t.Fatalf("round trip of %s in %s: %v %v", a, p, got, err)
 		}
 	})
+}
+
+// TestPathsConfined: every path a configuration names lies under the DaemonSet's
+// directories, or the configuration fails naming the key.
+func TestPathsConfined(t *testing.T) {
+	withRoots(t, DefaultRoots)
+	conf := func(ipam string) []byte {
+		return []byte(`{"name":"n","ipam":{"type":"rackwire","range":"10.0.0.0/24","kubernetes":{"kubeconfig":"/etc/cni/net.d/rackwire.d/rackwire.kubeconfig"}` + ipam + `}}`)
+	}
+	for _, tc := range []struct{ ipam, err string }{
+		{`,"state_dir":"/var/lib/cni/rackwire"`, ""},
+		{`,"state_dir":"/var/lib/cni/rackwire/other"`, ""},
+		{`,"log_file":"/var/log/rackwire/net.log"`, ""},
+		{`,"kubernetes":{"kubeconfig":"/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.kubeconfig"}`, ""},
+		{`,"state_dir":"/etc/foo"`, "ipam.state_dir: \"/etc/foo\" is outside"},
+		{`,"state_dir":"/var/lib/cni/rackwire/../../../../etc"`, "ipam.state_dir:"},
+		{`,"state_dir":"/var/lib/cni/rackwire-other"`, "ipam.state_dir:"},
+		{`,"state_dir":"relative"`, "ipam.state_dir: \"relative\" is not an absolute path"},
+		{`,"log_file":"/root/x"`, "ipam.log_file: \"/root/x\" is outside"},
+		{`,"log_file":"/var/log/rackwire"`, "ipam.log_file:"},
+		{`,"kubernetes":{"kubeconfig":"/etc/shadow"}`, "ipam.kubernetes.kubeconfig: \"/etc/shadow\" is outside"},
+		{`,"configuration_path":"/root/flat.conf"`, "ipam.configuration_path: \"/root/flat.conf\" is outside"},
+	} {
+		_, err := parseConfig(conf(tc.ipam), nil)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.ipam, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want %q", tc.ipam, err, tc.err)
+		}
+	}
 }

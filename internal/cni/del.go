@@ -34,6 +34,13 @@ func Del(args *skel.CmdArgs) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
 	defer cancel()
+	if c.legacy != nil {
+		if rec, err := c.st.load(c.containerID, c.ifName); err == nil && rec == nil {
+			if found, err := c.delLegacy(ctx); found || err != nil {
+				return err
+			}
+		}
+	}
 	if err := c.st.Lock(); err != nil {
 		return err
 	}
@@ -92,7 +99,7 @@ func (c *call) release(ctx context.Context, rec *record) error {
 	// refused test (the entry absent, or someone else's) sends that pool to the full read.
 	read := map[string]bool{}
 	for _, e := range rec.Entries {
-		if e.Pending && !e.Flushing {
+		if e.Pending && !e.Flushing && !e.Tried {
 			// Never written to the pool: only its reservation is left to go, and its place
 			// in the node's view of the pool.
 			if key, _, ok := e.key(); ok {

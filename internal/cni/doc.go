@@ -19,9 +19,13 @@ limitations under the License.
 // the same whereabouts.cni.cncf.io objects (IPPool, OverlappingRangeIPReservation), so both
 // binaries can share a network.
 //
-// An allocation is two writes, in an order that never hands one address out twice:
+// An address is tried only when the pool (the node's view of it, or the pool read) and the
+// network's IPAMClaims (claimguard.go) leave it free: others delete reservations they do not
+// own, so a reservation alone does not prove an address free. An allocation is then two
+// writes, in an order that never hands one address out twice:
 //  1. create the address's OverlappingRangeIPReservation: the create is the cluster-wide
-//     lock (AlreadyExists means another pod, a whereabouts binary or an IPAMClaim holds it);
+//     lock (AlreadyExists means another pod, a whereabouts binary or an IPAMClaim holds it;
+//     with enable_overlapping_ranges false there is none, and the pool write is the lock);
 //  2. add the address to the pool's spec.allocations with a JSON patch whose test makes it
 //     fail if the offset is already taken, instead of whereabouts' whole-pool
 //     resourceVersion test, so ADDs of different addresses never conflict.
@@ -29,6 +33,7 @@ limitations under the License.
 // Release goes the other way round (pool entry, then reservation), so a crash in between
 // leaves an address blocked, never free in one record and held in the other. ADDs and DELs
 // of one pool on one node queue on a node-local file lock: no Lease, no cluster-wide lock.
-// A node-local record per attachment (the state directory) lets DEL and GC undo exactly
-// what an interrupted ADD wrote.
+// A node-local record per attachment (the state directory, one per network keyed by its
+// pools: state.go) lets DEL and GC undo exactly what an interrupted ADD wrote. Paths a
+// configuration names stay under the DaemonSet's directories (roots.go).
 package cni

@@ -56,7 +56,11 @@ const flushIdle = time.Second
 // one pool write, and a pod deleted within it never costs one (its DEL drops the entry).
 const flushWindow = 100 * time.Millisecond
 
-func (c *call) deferred() bool { return c.cfg.SliceSize != "" && !c.cfg.WhereaboutsLease }
+// Without reservations (enable_overlapping_ranges: false) the pool entry is the only lock,
+// so it is written before the ADD answers.
+func (c *call) deferred() bool {
+	return c.cfg.SliceSize != "" && !c.cfg.WhereaboutsLease && c.cfg.OverlappingRanges
+}
 
 // refreshedBehind says whether a flusher process reads stale views of the pools again.
 func (c *call) refreshedBehind() bool { return c.deferred() && FlushCommand != "" }
@@ -146,14 +150,21 @@ func RunFlusher(dir string) error {
 		return err
 	}
 	c := &call{cfg: cfg, kube: k, node: fc.Node, st: &state{dir: dir}}
+	if filepath.Base(dir) != safeName(cfg.Name) {
+		c.legacy = legacyState(cfg, fc.Node)
+	}
 	lock, err := os.OpenFile(c.st.flusherLock(), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = lock.Close() }()
 	for {
-		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			return nil // another flusher has it
+		// Wait for the lock rather than give up on finding it taken: a DEL, GC or ADD that
+		// probes for a flusher holds it for an instant, and a flusher starting then would
+		// leave its entries unwritten; another flusher holds it only until it goes idle, and
+		// this one then looks for what is left.
+		if err := flockWait(lock); err != nil {
+			return err
 		}
 		idleSince := time.Now()
 		var refreshed time.Time
@@ -163,7 +174,7 @@ func RunFlusher(dir string) error {
 			// The slice and the views age by 10 s and 30 s: a look a second is enough, and the
 			// views of a full slice are not parsed every 20 ms.
 			if time.Since(refreshed) >= time.Second {
-				err = errors.Join(err, c.refreshSlice(ctx), c.refreshViews(ctx))
+				err = errors.Join(err, c.refreshSlice(ctx), c.refreshViews(ctx), c.refreshClaimsBehind(ctx))
 				refreshed = time.Now()
 			}
 			cancel()
@@ -180,6 +191,21 @@ func RunFlusher(dir string) error {
 			return err
 		}
 	}
+}
+
+func flockWait(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// flushBackoff is how long an entry the pool did not take waits before its next try: the
+// pool is read and patched once per try, never on every pass of the flusher.
+func flushBackoff(tries int) time.Duration {
+	return min(100*time.Millisecond<<min(tries, 10), 30*time.Second)
 }
 
 // pending counts the node's attachments with entries not yet in their pool.
@@ -206,10 +232,11 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	recs, err := c.st.pendingRecords(minAge)
 	byPool := map[string][]flushItem{}
 	n := 0
+	now := time.Now()
 	for _, r := range recs {
 		changed := false
 		for i := range r.Entries {
-			if r.Entries[i].Pending {
+			if r.Entries[i].Pending && !r.Entries[i].RetryAt.After(now) {
 				r.Entries[i].Flushing, changed = true, true
 				byPool[r.Entries[i].Pool] = append(byPool[r.Entries[i].Pool], flushItem{rec: r, entry: r.Entries[i]})
 				n++
@@ -223,10 +250,10 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	if err != nil || n == 0 {
 		return n, err
 	}
-	written := map[string]bool{}
+	written, refused := map[string]bool{}, map[string]bool{}
 	var errs []error
 	for pool, items := range byPool {
-		if err := c.writePool(ctx, pool, items, written); err != nil {
+		if err := c.writePool(ctx, pool, items, written, refused); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -250,8 +277,15 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 				continue
 			}
 			e.Flushing, changed = false, true
-			if written[e.Pool+"/"+e.Address] {
-				e.Pending = false
+			switch id := e.Pool + "/" + e.Address; {
+			case written[id]:
+				e.Pending, e.Tried, e.Tries, e.RetryAt = false, false, 0, time.Time{}
+			default:
+				// Refused (held by a live attachment), or an answer that proves nothing:
+				// then it may be in the pool, and DEL must take it out.
+				e.Tried = e.Tried || !refused[id]
+				e.Tries++
+				e.RetryAt = time.Now().Add(flushBackoff(e.Tries))
 			}
 		}
 		if changed {
@@ -275,7 +309,7 @@ func anyPending(r *record) bool {
 
 // writePool adds the items to the pool in one patch (creating the pool if need be), each
 // one tested free; if the patch is refused, one by one, so one taken offset fails alone.
-func (c *call) writePool(ctx context.Context, pool string, items []flushItem, written map[string]bool) error {
+func (c *call) writePool(ctx context.Context, pool string, items []flushItem, written, refused map[string]bool) error {
 	pr, err := netip.ParsePrefix(items[0].entry.Range)
 	if err != nil {
 		return err
@@ -285,6 +319,7 @@ func (c *call) writePool(ctx context.Context, pool string, items []flushItem, wr
 		key   string
 		alloc wbv1.IPAllocation
 		id    string
+		resv  string
 	}
 	var all []kv
 	for _, it := range items {
@@ -292,7 +327,7 @@ func (c *call) writePool(ctx context.Context, pool string, items []flushItem, wr
 		if !ok {
 			continue
 		}
-		all = append(all, kv{key: key, id: pool + "/" + it.entry.Address,
+		all = append(all, kv{key: key, id: pool + "/" + it.entry.Address, resv: it.entry.Reservation,
 			alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}})
 	}
 	ops := make([]patchOp, 0, 2*len(all))
@@ -331,9 +366,23 @@ func (c *call) writePool(ctx context.Context, pool string, items []flushItem, wr
 	for _, x := range all {
 		if cur != nil {
 			if a, ok := cur.Spec.Allocations[x.key]; ok {
-				if a.ContainerID == x.alloc.ContainerID && a.IfName == x.alloc.IfName {
+				switch {
+				case a.ContainerID == x.alloc.ContainerID && a.IfName == x.alloc.IfName:
 					written[x.id] = true
-				} else {
+				case c.leaked(ctx, a, x.resv, x.alloc):
+					// Left by an attachment gone from this node that no longer holds the
+					// reservation (a write whose answer was lost, then its DEL): ours now.
+					err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
+						{Op: "test", Path: allocPath(x.key) + "/id", Value: a.ContainerID},
+						{Op: "test", Path: allocPath(x.key) + "/podref", Value: a.PodRef},
+						{Op: "replace", Path: allocPath(x.key), Value: x.alloc}})
+					if err == nil {
+						written[x.id] = true
+					} else {
+						errs = append(errs, fmt.Errorf("IPPool %s: taking over offset %s left by %s: %w", pool, x.key, a.PodRef, err))
+					}
+				default:
+					refused[x.id] = true
 					errs = append(errs, fmt.Errorf("IPPool %s: offset %s is held by %s, not %s", pool, x.key, a.PodRef, x.alloc.PodRef))
 				}
 				continue
@@ -348,6 +397,25 @@ func (c *call) writePool(ctx context.Context, pool string, items []flushItem, wr
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// leaked says whether pool entry a, found where the flusher writes alloc, was left by an
+// attachment that is gone: no record of it on this node (this layout or the old one), and
+// the address's reservation alloc's.
+func (c *call) leaked(ctx context.Context, a wbv1.IPAllocation, reservation string, alloc wbv1.IPAllocation) bool {
+	for _, st := range []*state{c.st, c.legacy} {
+		if st == nil {
+			continue
+		}
+		if r, err := st.load(a.ContainerID, a.IfName); err != nil || r != nil {
+			return false
+		}
+	}
+	o := &wbv1.OverlappingRangeIPReservation{}
+	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", reservation), o); err != nil {
+		return false
+	}
+	return o.Spec.ContainerID == alloc.ContainerID && o.Spec.IfName == alloc.IfName
 }
 
 // waitFlushed waits, without the node lock, until no entry of rec is being written by a

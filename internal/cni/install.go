@@ -42,6 +42,10 @@ type Install struct {
 	// HostConfDir is ConfDir as the plugin on the host sees it, for the paths written into
 	// the flat file.
 	HostConfDir string
+	// HostStateDir and HostLogDir are, on the node, the directories a configuration's
+	// state_dir and log_file may name (the DaemonSet mounts them so the kubelet makes them);
+	// with HostConfDir they are written beside the binary as its roots (see roots.go).
+	HostStateDir, HostLogDir string
 	// TokenFile and CAFile are the pod's service-account credentials; Server is the
 	// apiserver as the host reaches it.
 	TokenFile, CAFile, Server string
@@ -82,12 +86,20 @@ func (in Install) Run(ctx context.Context) error {
 }
 
 func (in Install) installBinary() error {
+	dst := filepath.Join(in.BinDir, PluginType)
+	// The roots first: the new binary never runs with the old ones.
+	roots := Roots{State: []string{in.HostStateDir}, Log: []string{in.HostLogDir}, Config: []string{in.HostConfDir, ConfRootAlt}}
+	if in.HostStateDir == "" || in.HostLogDir == "" || in.HostConfDir == "" {
+		roots = DefaultRoots
+	}
+	if err := WriteRoots(dst, roots); err != nil {
+		return err
+	}
 	src, err := os.Open(in.Self)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = src.Close() }()
-	dst := filepath.Join(in.BinDir, PluginType)
 	tmp := dst + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ func TestInstall(t *testing.T) {
 		BinDir: filepath.Join(dir, "bin"), ConfDir: filepath.Join(dir, "net.d"), HostConfDir: "/etc/cni/net.d",
 		TokenFile: filepath.Join(dir, "token"), CAFile: filepath.Join(dir, "ca.crt"), Server: "https://10.0.0.1:443",
 		Namespace: "kube-system", Node: "node-1", Every: 20 * time.Millisecond, Self: filepath.Join(dir, "self"),
+		HostStateDir: "/srv/rackwire/state", HostLogDir: "/srv/rackwire/log",
 	}
 	for name, data := range map[string]string{"self": "#!binary", "token": "first\n", "ca.crt": "CA"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
@@ -74,6 +76,14 @@ func TestInstall(t *testing.T) {
 	waitFor("first")
 	if b, err := os.ReadFile(filepath.Join(in.BinDir, "rackwire")); err != nil || string(b) != "#!binary" {
 		t.Errorf("binary: %q %v", b, err)
+	}
+	// The roots beside the binary are the install's directories, and the plugin reads them.
+	withRoots(t, DefaultRoots)
+	if err := LoadRoots(filepath.Join(in.BinDir, "rackwire")); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Roots{State: []string{"/srv/rackwire/state"}, Log: []string{"/srv/rackwire/log"}, Config: []string{"/etc/cni/net.d", ConfRootAlt}}); !reflect.DeepEqual(AllowedRoots, want) {
+		t.Errorf("roots %+v, want %+v", AllowedRoots, want)
 	}
 	flat, _ := os.ReadFile(filepath.Join(in.ConfDir, "rackwire.d", "rackwire.conf"))
 	if !strings.Contains(string(flat), `"/etc/cni/net.d/rackwire.d/rackwire.kubeconfig"`) {

@@ -47,10 +47,14 @@ func (c *call) leaseName(pool string) string {
 func (c *call) takeLease(ctx context.Context, name string) (func(), error) {
 	path := "/apis/coordination.k8s.io/v1/namespaces/" + c.kube.namespace + "/leases/" + name
 	me := c.podRef() + "/" + c.containerID
+	var seen observed
 	for {
 		now := metav1.NewMicroTime(time.Now())
 		cur := &coordv1.Lease{}
 		err := c.kube.get(ctx, path, cur)
+		if err == nil {
+			seen.see(cur, now.Time)
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			l := &coordv1.Lease{
@@ -65,7 +69,7 @@ func (c *call) takeLease(ctx context.Context, name string) (func(), error) {
 			}
 		case err != nil:
 			return nil, fmt.Errorf("reading Lease %s: %w", name, err)
-		case free(cur, now.Time):
+		case free(cur, seen.since, now.Time):
 			cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds = &me, ptr(int32(leaseHold))
 			cur.Spec.AcquireTime, cur.Spec.RenewTime = &now, &now
 			if err := c.kube.do(ctx, "PUT", path, "", cur, cur); err == nil {
@@ -83,15 +87,40 @@ func (c *call) takeLease(ctx context.Context, name string) (func(), error) {
 	}
 }
 
-// free says whether the Lease's holder gave it back or let it lapse.
-func free(l *coordv1.Lease, now time.Time) bool {
+// maxSkew bounds how far another node's clock may be from this one's. The holder writes
+// renewTime by its own clock.
+const maxSkew = time.Second
+
+// observed is when this process first saw the Lease as it now stands (its resourceVersion),
+// by its own clock: client-go's elector (whereabouts') counts a holder's duration from there,
+// never from renewTime, which is the holder's clock.
+type observed struct {
+	version string
+	since   time.Time
+}
+
+func (o *observed) see(l *coordv1.Lease, now time.Time) {
+	if l.ResourceVersion != o.version || o.since.IsZero() {
+		o.version, o.since = l.ResourceVersion, now
+	}
+}
+
+// free says whether the Lease's holder gave it back or let it lapse: no holder; or the same
+// record seen unchanged here for its whole duration (as client-go decides); or renewTime,
+// by the holder's clock, older than its duration plus maxSkew, so that a clock up to maxSkew
+// ahead of the holder's never takes a Lease still held.
+func free(l *coordv1.Lease, seenSince, now time.Time) bool {
 	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
 		return true
 	}
-	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+	if l.Spec.LeaseDurationSeconds == nil {
 		return true
 	}
-	return l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second).Before(now)
+	d := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	if !seenSince.IsZero() && now.Sub(seenSince) > d {
+		return true
+	}
+	return l.Spec.RenewTime != nil && l.Spec.RenewTime.Add(d+maxSkew).Before(now)
 }
 
 // giveBack releases the Lease as client-go's elector does on cancel: no holder, a

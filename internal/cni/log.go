@@ -19,7 +19,10 @@ package cni
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/containernetworking/cni/pkg/skel"
 )
@@ -33,14 +36,33 @@ func Logged(verb string, f func(*skel.CmdArgs) error) func(*skel.CmdArgs) error 
 			return nil
 		}
 		cfg, perr := ParseConfig(args.StdinData)
-		if perr != nil || cfg.LogFile == "" {
+		if perr != nil {
 			return err
 		}
-		if lf, ferr := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
-			_, _ = fmt.Fprintf(lf, "%s [error] %s network %q container %s interface %s: %v\n",
-				time.Now().UTC().Format(time.RFC3339Nano), verb, cfg.Name, args.ContainerID, args.IfName, err)
-			_ = lf.Close()
-		}
+		logLine(cfg, "error", fmt.Sprintf("%s network %q container %s interface %s: %v", verb, cfg.Name, args.ContainerID, args.IfName, err))
 		return err
+	}
+}
+
+// warn logs what the configuration's reading ignored: on stderr, which the runtime keeps,
+// and in log_file.
+func warn(cfg *Config) {
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(os.Stderr, "rackwire: network %q: %s\n", cfg.Name, w)
+		logLine(cfg, "warning", fmt.Sprintf("network %q: %s", cfg.Name, w))
+	}
+}
+
+// logLine appends a line to log_file, if set. log_file lies under LogRoot (ParseConfig
+// checked it); the directory is made on the first line, and a symbolic link put in the
+// file's place is not followed.
+func logLine(cfg *Config, level, msg string) {
+	if cfg.LogFile == "" {
+		return
+	}
+	_ = os.MkdirAll(filepath.Dir(cfg.LogFile), 0o755)
+	if lf, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND|unix.O_NOFOLLOW, 0o644); err == nil {
+		_, _ = fmt.Fprintf(lf, "%s [%s] %s\n", time.Now().UTC().Format(time.RFC3339Nano), level, msg)
+		_ = lf.Close()
 	}
 }

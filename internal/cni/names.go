@@ -38,8 +38,11 @@ func ReservationName(network string, a netip.Addr) string {
 }
 
 // Offset is a's distance from the pool's network address, the key of spec.allocations.
-// IPv6 offsets may exceed 64 bits (whereabouts stops at /65; such keys are beyond what its
-// binaries parse, and they skip them: its own ranges never reach them).
+// whereabouts v0.9.4 reads a key with strconv.ParseInt(key, 10, 64) and adds uint64(it), so an
+// offset from 2^63 to 2^64-1 is written as the negative int64 of the same bits, which it reads
+// back as that offset (it writes them in unsigned decimal, which it then cannot read). IPv6
+// offsets past 64 bits (whereabouts stops at /65) are written in full decimal; whereabouts
+// skips those keys.
 func Offset(pool netip.Prefix, a netip.Addr) string {
 	// Every ADD turns each key of its node's pool into an address: offsets that fit in 64
 	// bits (all of IPv4, any slice up to a /64) skip big.Int.
@@ -47,6 +50,9 @@ func Offset(pool netip.Prefix, a netip.Addr) string {
 	bhi, blo := split(pool.Masked().Addr())
 	dlo, borrow := bits.Sub64(lo, blo, 0)
 	if dhi, _ := bits.Sub64(hi, bhi, borrow); dhi == 0 && a.BitLen() == pool.Addr().BitLen() && !a.Less(pool.Masked().Addr()) {
+		if dlo >= 1<<63 {
+			return strconv.FormatInt(int64(dlo), 10)
+		}
 		return strconv.FormatUint(dlo, 10)
 	}
 	return new(big.Int).Sub(addrInt(a), addrInt(pool.Masked().Addr())).String()
@@ -64,7 +70,12 @@ func split(a netip.Addr) (hi, lo uint64) {
 
 // AtOffset is the address at a spec.allocations key.
 func AtOffset(pool netip.Prefix, key string) (netip.Addr, error) {
-	if off, err := strconv.ParseUint(key, 10, 64); err == nil && key[0] != '+' {
+	off, err := strconv.ParseUint(key, 10, 64)
+	if neg, nerr := strconv.ParseInt(key, 10, 64); err != nil && nerr == nil && neg < 0 {
+		// whereabouts' reading of a negative key: the offset of the same 64 bits.
+		off, err = uint64(neg), nil
+	}
+	if err == nil && key[0] != '+' {
 		hi, lo := split(pool.Masked().Addr())
 		lo, carry := bits.Add64(lo, off, 0)
 		hi, over := bits.Add64(hi, 0, carry)
@@ -90,11 +101,11 @@ func AtOffset(pool netip.Prefix, key string) (netip.Addr, error) {
 		}
 		return a, nil
 	}
-	off, ok := new(big.Int).SetString(key, 10)
-	if !ok || off.Sign() < 0 {
+	wide, ok := new(big.Int).SetString(key, 10)
+	if !ok || wide.Sign() < 0 {
 		return netip.Addr{}, fmt.Errorf("allocation key %q is not an offset", key)
 	}
-	v := new(big.Int).Add(addrInt(pool.Masked().Addr()), off)
+	v := wide.Add(addrInt(pool.Masked().Addr()), wide)
 	n := pool.Addr().BitLen() / 8
 	if v.BitLen() > n*8 {
 		return netip.Addr{}, fmt.Errorf("allocation key %q is past %s", key, pool)

@@ -370,7 +370,7 @@ func TestNodeSlice(t *testing.T) {
 // TestUnreachableAPIServer: the ADD fails by its timeout and leaves no record behind.
 func TestUnreachableAPIServer(t *testing.T) {
 	t.Setenv("NODENAME", "node-u")
-	kc := t.TempDir() + "/kubeconfig"
+	kc := tempDir(t) + "/kubeconfig"
 	if err := os.WriteFile(kc, []byte(`apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
@@ -386,7 +386,12 @@ current-context: c
 	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
 		t.Fatalf("ADD with no apiserver: %v", err)
 	}
-	entries, _ := os.ReadDir(stateDir + "/node-u/down")
+	dirs, _ := filepath.Glob(filepath.Join(stateDir, "node-u", "down@*"))
+	var entries []os.DirEntry
+	for _, d := range dirs {
+		des, _ := os.ReadDir(d)
+		entries = append(entries, des...)
+	}
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("left a record: %s", e.Name())
@@ -543,7 +548,7 @@ func eventually(t *testing.T, f func() error) {
 
 func TestLogFile(t *testing.T) {
 	t.Setenv("NODENAME", "node-l")
-	logFile := t.TempDir() + "/rackwire.log"
+	logFile := tempDir(t) + "/rackwire.log"
 	a := attachment{conf: netConf("1.0.0", "logged", fmt.Sprintf(`"range":"10.73.0.0/24","log_file":%q`, logFile)), container: "c-log", pod: "log", args: "IP=10.99.0.1"}
 	args := a.cmdArgs()
 	if _, _, err := testutils.CmdAddWithArgs(args, func() error { return cni.Logged("ADD", cni.Add)(args) }); err == nil {
@@ -594,10 +599,10 @@ func TestStaleViewReadBehind(t *testing.T) {
 	slicePool(t, "staleview", "10.76.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-v", SliceRange: "10.76.0.16/28"})
 	slice := netip.MustParsePrefix("10.76.0.16/28")
 	poolName := "staleview-node-v-10.76.0.16-28"
-	view := filepath.Join(stateDir, "node-v", "staleview", ".pool-"+poolName)
 	conf := netConf("1.1.0", "staleview", `"range":"10.76.0.0/24","node_slice_size":"/28"`)
 	add := func(id string) netip.Addr { return addProcess(t, conf, "node-v", id) }
 	first := add("c-sv-0")
+	view := filepath.Join(netDir(t, "node-v", "staleview"), ".pool-"+poolName)
 	add("c-sv-1")
 	eventually(t, func() error {
 		p := &wbv1.IPPool{}
@@ -672,8 +677,8 @@ func TestSliceReadBehind(t *testing.T) {
 	ctx := context.Background()
 	nsp := slicePool(t, "slicebehind", "10.77.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-r", SliceRange: "10.77.0.16/28"}, wbv1.NodeSliceAllocation{NodeName: "", SliceRange: "10.77.0.32/28"})
 	conf := netConf("1.1.0", "slicebehind", `"range":"10.77.0.0/24","node_slice_size":"/28"`)
-	sliceFile := filepath.Join(stateDir, "node-r", "slicebehind", ".slice")
 	add := func(id string) netip.Addr { return addProcess(t, conf, "node-r", id) }
+	var sliceFile string
 	age := func(d time.Duration) {
 		t.Helper()
 		b, err := os.ReadFile(sliceFile)
@@ -693,6 +698,7 @@ func TestSliceReadBehind(t *testing.T) {
 	if a := add("c-sb-0"); !old.Contains(a) {
 		t.Fatalf("first ADD: %s outside %s", a, old)
 	}
+	sliceFile = filepath.Join(netDir(t, "node-r", "slicebehind"), ".slice")
 	// Re-sliced: the node now holds the other slice.
 	nsp.Status.Allocations = []wbv1.NodeSliceAllocation{{NodeName: "", SliceRange: "10.77.0.16/28"}, {NodeName: "node-r", SliceRange: "10.77.0.32/28"}}
 	if err := k8s.Update(ctx, nsp); err != nil {
@@ -721,6 +727,16 @@ func TestSliceReadBehind(t *testing.T) {
 	if a := add("c-sb-3"); !old.Contains(a) {
 		t.Errorf("a 40 s old slice was used: %s outside %s", a, old)
 	}
+}
+
+// netDir is the node's state directory of the network whose network_name is name.
+func netDir(t *testing.T, node, name string) string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(stateDir, node, name+"@*"))
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("state directories of %s on %s: %v %v", name, node, dirs, err)
+	}
+	return dirs[0]
 }
 
 // flusherGone waits until no flusher runs for the state directory, so that what the test

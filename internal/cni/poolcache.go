@@ -55,12 +55,17 @@ const viewCompactSize = 1 << 20
 
 func (s *state) cachePath(pool string) string { return filepath.Join(s.dir, ".pool-"+safeName(pool)) }
 
-// viewOf is the node's view of pool, nil when there is none (or no node-slice mode).
-func (c *call) viewOf(pool string) *poolCache {
+// viewOf is the node's view of pool (of spec.range rng), nil when there is none, when it is
+// of another range, or in no node-slice mode.
+func (c *call) viewOf(pool string, rng netip.Prefix) *poolCache {
 	if c.cfg.SliceSize == "" {
 		return nil
 	}
-	return c.st.readView(pool)
+	pc := c.st.readView(pool)
+	if pc == nil || pc.Range != rng.String() {
+		return nil
+	}
+	return pc
 }
 
 func (s *state) readView(pool string) *poolCache {
@@ -95,7 +100,12 @@ func (s *state) readView(pool string) *poolCache {
 	return pc
 }
 
+// digits says whether b is a decimal key: digits, a minus sign first for an offset past
+// 2^63 (see Offset).
 func digits(b []byte) bool {
+	if len(b) > 1 && b[0] == '-' {
+		b = b[1:]
+	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
 			return false
@@ -123,7 +133,9 @@ func (pc *poolCache) keys() []string {
 func (c *call) cachePool(name, rng string, p *wbv1.IPPool) *poolCache {
 	pc := &poolCache{Range: rng, Taken: map[string]bool{}, Read: time.Now()}
 	if p != nil {
-		pc.Range = p.Spec.Range
+		if pr, err := netip.ParsePrefix(strings.TrimSpace(p.Spec.Range)); err == nil {
+			pc.Range = pr.Masked().String()
+		}
 		for k := range p.Spec.Allocations {
 			pc.Taken[k] = true
 		}
@@ -243,12 +255,20 @@ const (
 	sliceCacheMax = 30 * time.Second
 )
 
+// sliceCache is the node's slice as last read, with where it was read from: the
+// NodeSlicePool (namespace/name) and the range the NAD had then. It is used only while both
+// are this configuration's and the slice lies inside the NAD's range.
 type sliceCache struct {
 	Slice string    `json:"slice"`
+	Pool  string    `json:"pool"`
+	Range string    `json:"range"`
 	Read  time.Time `json:"read"`
 }
 
 func (s *state) slicePath() string { return filepath.Join(s.dir, ".slice") }
+
+// slicePool is the NodeSlicePool the node's slice is read from, namespace/name.
+func (c *call) slicePool() string { return c.kube.namespace + "/" + c.cfg.SliceNetwork() }
 
 // cachedSlice is the node's slice as last read, if it may still be used, and whether it is
 // due to be read again.
@@ -261,6 +281,11 @@ func (c *call) cachedSlice() (p netip.Prefix, ok, due bool) {
 	if json.Unmarshal(b, sc) != nil {
 		return netip.Prefix{}, false, true
 	}
+	rng := c.cfg.Ranges[0].Subnet.Masked()
+	p, err = netip.ParsePrefix(sc.Slice)
+	if err != nil || sc.Pool != c.slicePool() || sc.Range != rng.String() || !inside(p, rng) {
+		return netip.Prefix{}, false, true
+	}
 	age := time.Since(sc.Read)
 	due = age > sliceCacheTTL || age < 0
 	limit := sliceCacheTTL
@@ -270,12 +295,12 @@ func (c *call) cachedSlice() (p netip.Prefix, ok, due bool) {
 	if age > limit || age < 0 {
 		return netip.Prefix{}, false, due
 	}
-	p, err = netip.ParsePrefix(sc.Slice)
-	return p, err == nil, due
+	return p.Masked(), true, due
 }
 
 func (c *call) cacheSlice(p netip.Prefix) {
-	if b, err := json.Marshal(sliceCache{Slice: p.String(), Read: time.Now()}); err == nil {
+	sc := sliceCache{Slice: p.String(), Pool: c.slicePool(), Range: c.cfg.Ranges[0].Subnet.Masked().String(), Read: time.Now()}
+	if b, err := json.Marshal(sc); err == nil {
 		_ = writeIfChanged(c.st.slicePath(), b, 0o600)
 	}
 }

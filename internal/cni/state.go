@@ -17,6 +17,8 @@ limitations under the License.
 package cni
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +52,14 @@ type entry struct {
 	Pending bool `json:"pending,omitempty"`
 	// Flushing: a flusher is writing it now; DEL waits for it while that flusher lives.
 	Flushing bool `json:"flushing,omitempty"`
+	// Tried: a write of it was sent whose answer did not prove it failed (it may be in the
+	// pool): DEL removes it from the pool as if written.
+	Tried bool `json:"tried,omitempty"`
+	// Tries and RetryAt hold back an entry the pool refused (its offset held by a live
+	// attachment of this node): the flusher tries it again at RetryAt, backing off, instead
+	// of a GET and a PATCH on every pass.
+	Tries   int       `json:"tries,omitempty"`
+	RetryAt time.Time `json:"retryAt,omitzero"`
 }
 
 // key is the entry's spec.allocations key in its pool, with its address; ok is false when
@@ -63,19 +73,50 @@ func (e entry) key() (key string, a netip.Addr, ok bool) {
 	return Offset(pr.Masked(), a), a, true
 }
 
-// state is the node-local directory of one network: <state_dir>/<node>/<network>/. The node
-// is part of the path so simulated nodes sharing a machine keep apart.
+// state is the node-local directory of one network: <state_dir>/<node>/<network key>/. The
+// node is part of the path so simulated nodes sharing a machine keep apart.
 type state struct {
 	dir  string
 	lock *os.File
 }
 
-func openState(c *Config, node string) (*state, error) {
-	dir := filepath.Join(c.StateDir, safeName(node), safeName(c.Name))
+func openState(c *Config, node, namespace string) (*state, error) {
+	dir := filepath.Join(c.StateDir, safeName(node), NetworkKey(c, namespace))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	return &state{dir: dir}, nil
+}
+
+// NetworkKey names a network's node state after what whereabouts keys its pools by: the
+// pools' namespace, network_name (else the configuration's name) and the ranges. Two NADs
+// that share a configuration name but not their pools (another network_name, another range,
+// a copy in another namespace whose kubeconfig names other pools) share no lock, record,
+// view, slice or flusher. The readable part is for people; the hash is the identity. It has
+// a "@", which no CNI network name may hold, so it never meets a directory of the old layout
+// (<node>/<name>).
+func NetworkKey(c *Config, namespace string) string {
+	h := sha256.New()
+	_, _ = fmt.Fprintf(h, "%s\x00%s", namespace, c.SliceNetwork())
+	for _, r := range c.Ranges {
+		_, _ = fmt.Fprintf(h, "\x00%s", r.Subnet.Masked())
+	}
+	readable := safeName(c.SliceNetwork())
+	if len(readable) > 48 {
+		readable = readable[:48]
+	}
+	return readable + "@" + hex.EncodeToString(h.Sum(nil))[:20]
+}
+
+// legacyState is the directory the network's records had before they were keyed by pool
+// (<node>/<config name>), nil when there is none. After an upgrade DEL and GC still find
+// the attachments recorded there (see legacy.go); nothing new is written into it.
+func legacyState(c *Config, node string) *state {
+	dir := filepath.Join(c.StateDir, safeName(node), safeName(c.Name))
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return nil
+	}
+	return &state{dir: dir}
 }
 
 // Lock queues this process behind every other ADD, DEL and GC of the network on this node.

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/rackwire/rackwire/internal/cni"
 	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/scheme"
 )
@@ -41,7 +42,19 @@ var (
 	stateDir   string
 	// plugin is the built binary, for what runs as separate processes (concurrent ADDs).
 	plugin string
+	// suiteDir is the only directory the suite's configurations may name.
+	suiteDir string
 )
+
+// tempDir is a directory for one test under suiteDir.
+func tempDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp(suiteDir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
 
 const poolNS = "kube-system"
 
@@ -88,6 +101,13 @@ func run(m *testing.M) int {
 	plugin = filepath.Join(dir, "rackwire")
 	if out, err := exec.Command("go", "build", "-o", plugin, "github.com/rackwire/rackwire/cmd/cni").CombinedOutput(); err != nil {
 		panic(string(out))
+	}
+	// The suite's directory stands for the node's: the verbs run here and the binary accept
+	// paths under it only, as the install allows the DaemonSet's directories.
+	suiteDir = dir
+	cni.AllowedRoots = cni.Roots{State: []string{dir}, Log: []string{dir}, Config: []string{dir}}
+	if err := cni.WriteRoots(plugin, cni.AllowedRoots); err != nil {
+		panic(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -116,6 +116,9 @@ func (c *call) checkAddress(ctx context.Context, rec *record, a netip.Addr) erro
 			return fmt.Errorf("%s: IPPool %s no longer records it for container %s, interface %s", a, e.Pool, c.containerID, c.ifName)
 		}
 	}
+	if !c.cfg.OverlappingRanges {
+		return nil // no reservation is written
+	}
 	orip := &wbv1.OverlappingRangeIPReservation{}
 	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", e.Reservation), orip); err != nil {
 		return fmt.Errorf("%s: reservation %s: %w", a, e.Reservation, err)
@@ -146,13 +149,23 @@ func GC(args *skel.CmdArgs) error {
 	if err := c.st.Lock(); err != nil {
 		return err
 	}
-	defer c.st.Unlock()
+	err = c.gcRecords(ctx, valid, nil)
+	c.st.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.gcLegacy(ctx, valid)
+}
+
+// gcRecords releases the records of c.st, its lock held, that are not valid and that ours
+// (when set) accepts.
+func (c *call) gcRecords(ctx context.Context, valid map[[2]string]bool, ours func(*record) bool) error {
 	recs, err := c.st.all()
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
-		if valid[[2]string{r.ContainerID, r.IfName}] {
+		if valid[[2]string{r.ContainerID, r.IfName}] || (ours != nil && !ours(r)) {
 			continue
 		}
 		if r, err = c.waitFlushed(ctx, r); err != nil {
@@ -165,7 +178,7 @@ func GC(args *skel.CmdArgs) error {
 		gone.containerID, gone.ifName = r.ContainerID, r.IfName
 		gone.podNS, gone.podName, _ = strings.Cut(r.PodRef, "/")
 		if err := gone.release(ctx, r); err != nil {
-			return fmt.Errorf("releasing container %s, interface %s: %w", r.ContainerID, r.IfName, err)
+			return fmt.Errorf("releasing %s: %w", describe(r), err)
 		}
 	}
 	return nil

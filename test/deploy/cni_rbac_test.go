@@ -105,6 +105,8 @@ func checkCNIPermissions(ctx context.Context, t *testing.T, admin *rest.Config, 
 	res := wbObject("OverlappingRangeIPReservation", operatorNS, "blue-10.70.0.5", map[string]any{"containerid": "c1", "podref": "apps/web-1"})
 	allowed("create a reservation", plugin.Create(ctx, res))
 	allowed("read a reservation", plugin.Get(ctx, client.ObjectKeyFromObject(res), wbObject("OverlappingRangeIPReservation", "", "", nil)))
+	allowed("list the IPAMClaims' reservations (the node's view)", plugin.List(ctx, wbList("OverlappingRangeIPReservationList"),
+		client.InNamespace(operatorNS), client.MatchingLabels{"app.kubernetes.io/managed-by": "rackwire"}))
 	allowed("delete a reservation in the pools' namespace", plugin.Delete(ctx, res))
 	// NodeSlicePools pass the manager's webhook, which does not run here: a read of one that
 	// does not exist is answered NotFound when allowed, Forbidden when not.
@@ -132,6 +134,8 @@ func checkCNIPermissions(ctx context.Context, t *testing.T, admin *rest.Config, 
 		t.Fatal(err)
 	}
 	allowed("read a pod", plugin.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}))
+	allowed("list a VM's IPAMClaims (a launcher pod without its claim reference)", plugin.List(ctx, claimList(),
+		client.InNamespace("apps"), client.MatchingLabels{"kubevirt.io/vm": "web"}))
 	refused("list pods", plugin.List(ctx, &corev1.PodList{}))
 	refused("delete a pod", plugin.Delete(ctx, pod))
 	refused("list Nodes", plugin.List(ctx, &corev1.NodeList{}))
@@ -170,5 +174,12 @@ func wbList(kind string) *unstructured.UnstructuredList {
 	l := &unstructured.UnstructuredList{}
 	l.SetAPIVersion("whereabouts.cni.cncf.io/v1alpha1")
 	l.SetKind(kind)
+	return l
+}
+
+func claimList() *unstructured.UnstructuredList {
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion("k8s.cni.cncf.io/v1alpha1")
+	l.SetKind("IPAMClaimList")
 	return l
 }

@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	rwcni "github.com/rackwire/rackwire/internal/cni"
 	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/devenv"
 )
@@ -396,7 +397,11 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "rw-cni-cut-10.83.0.0-24"}, p); err == nil {
 			Expect(p.Spec.Allocations).To(BeEmpty())
 		}
-		entries, err := os.ReadDir(filepath.Join(dir, "state", "rw-node-a", "rw-cni-cut"))
+		// The network's state is keyed by its pools: <network_name>@<hash of namespace, name, ranges>.
+		dirs, err := filepath.Glob(filepath.Join(dir, "state", "rw-node-a", "rw-cni-cut@*"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dirs).To(HaveLen(1))
+		entries, err := os.ReadDir(dirs[0])
 		Expect(err).NotTo(HaveOccurred())
 		for _, e := range entries {
 			Expect(e.Name()).To(HavePrefix("."), "a record is left behind")
@@ -424,6 +429,8 @@ func newPlugins(dir string) plugins {
 	build.Dir = root
 	b, err := build.CombinedOutput()
 	ExpectWithOffset(1, err).NotTo(HaveOccurred(), string(b))
+	// dir stands for the node's directories: the plugin accepts the paths it holds only.
+	ExpectWithOffset(1, rwcni.WriteRoots(p.rackwire, rwcni.Roots{State: []string{dir}, Log: []string{dir}, Config: []string{dir}})).To(Succeed())
 	return p
 }
 

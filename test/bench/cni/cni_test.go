@@ -39,6 +39,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cni"
 	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/scheme"
 )
@@ -90,6 +91,10 @@ func BenchmarkCNI(b *testing.B) {
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building the plugin: %v\n%s", err, out)
+	}
+	// dir stands for the node's directories: the plugin accepts the paths it holds only.
+	if err := cni.WriteRoots(rackwire, cni.Roots{State: []string{dir}, Log: []string{dir}, Config: []string{dir}}); err != nil {
+		b.Fatal(err)
 	}
 	cp, err := controlplane.New(root)
 	if err != nil {
