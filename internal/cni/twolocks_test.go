@@ -69,7 +69,7 @@ func TestReservationGoneUnderAClaim(t *testing.T) {
 	t.Setenv("NODENAME", "node-l3")
 	ctx := context.Background()
 	conf := netConf("1.1.0", "lock2c", `"range":"10.87.0.0/24"`)
-	claimWithIPs(t, "vm9.lock2c", "lock2c", "10.87.0.1/24")
+	claimWithIPs(t, "vm9", "tenant/lock2c", "vm9.lock2c", "lock2c", "10.87.0.1/24")
 	claimAddr := netip.MustParseAddr("10.87.0.1")
 	orip := &wbv1.OverlappingRangeIPReservation{ObjectMeta: metav1.ObjectMeta{Name: cni.ReservationName("lock2c", claimAddr), Namespace: poolNS,
 		Labels: map[string]string{"rackwire.metal3.io/ipamclaim": "vm9.lock2c", "rackwire.metal3.io/ipamclaim-namespace": "tenant"}},
