@@ -186,7 +186,8 @@ func TestOffsets(t *testing.T) {
 		// address plus uint64 of it; keys it cannot parse it skips, and only those past 64 bits
 		// may be such.
 		if n, err := strconv.ParseInt(tc.key, 10, 64); err == nil {
-			hi, lo := split(p.Masked().Addr())
+			b16 := p.Masked().Addr().As16()
+			hi, lo := binary.BigEndian.Uint64(b16[:8]), binary.BigEndian.Uint64(b16[8:])
 			lo, carry := bits.Add64(lo, uint64(n), 0)
 			hi += carry
 			var b [16]byte

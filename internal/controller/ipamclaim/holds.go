@@ -18,7 +18,6 @@ package ipamclaim
 
 import (
 	"context"
-	"math/big"
 	"net/netip"
 	"strings"
 	"sync"
@@ -224,26 +223,16 @@ func (r *ClaimReconciler) readHeld(ctx context.Context, n cniconf.Network) (*hel
 }
 
 // poolAddresses reads a whereabouts IPPool: allocations keyed by the decimal offset from
-// the network address of spec.range.
+// the network address of spec.range, read as whereabouts reads them (negative keys are
+// offsets from 2^63).
 func poolAddresses(p *nodeslicev1alpha1.IPPool) []netip.Addr {
 	r, err := netip.ParsePrefix(strings.TrimSpace(p.Spec.Range))
 	if err != nil {
 		return nil
 	}
-	base := new(big.Int).SetBytes(r.Masked().Addr().AsSlice())
-	size := r.Addr().BitLen() / 8
 	out := make([]netip.Addr, 0, len(p.Spec.Allocations))
 	for k := range p.Spec.Allocations {
-		off, ok := new(big.Int).SetString(k, 10)
-		if !ok || off.Sign() < 0 {
-			continue
-		}
-		v := off.Add(off, base)
-		if v.BitLen() > size*8 {
-			continue
-		}
-		a, ok := netip.AddrFromSlice(v.FillBytes(make([]byte, size)))
-		if ok {
+		if a, err := cniconf.AtOffset(r, k); err == nil {
 			out = append(out, a)
 		}
 	}

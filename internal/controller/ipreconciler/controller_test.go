@@ -20,7 +20,6 @@ import (
 	"net/netip"
 	"time"
 
-	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -154,11 +153,7 @@ var _ = Describe("The IP reconciler", Ordered, func() {
 	})
 
 	It("never reaps an IPAMClaim's reservation", func() {
-		claim := &ipamclaimsv1alpha1.IPAMClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: "vm-1.red", Namespace: appNS},
-			Spec:       ipamclaimsv1alpha1.IPAMClaimSpec{Network: red.name, Interface: "net1"},
-		}
-		Expect(k8s.Create(ctx, claim)).To(Succeed())
+		_, claim := vmClaim("vm-1", red)
 		var held *nodeslicev1alpha1.OverlappingRangeIPReservation
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
@@ -204,11 +199,7 @@ var _ = Describe("The IP reconciler", Ordered, func() {
 	})
 
 	It("puts back the reservation of an IPAMClaim that someone deleted", func() {
-		claim := &ipamclaimsv1alpha1.IPAMClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: "vm-2.red", Namespace: appNS},
-			Spec:       ipamclaimsv1alpha1.IPAMClaimSpec{Network: red.name, Interface: "net1"},
-		}
-		Expect(k8s.Create(ctx, claim)).To(Succeed())
+		vm, claim := vmClaim("vm-2", red)
 		o := &nodeslicev1alpha1.OverlappingRangeIPReservation{}
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
@@ -231,7 +222,8 @@ var _ = Describe("The IP reconciler", Ordered, func() {
 		Eventually(eventNotes(appNS, claim.Name)).Should(ContainSubstring(ipreconciler.ReasonRestored))
 		Expect(counter(restoredTotal, labels)).To(Equal(before + 1))
 
-		By("deleting the claim releases the reservation for good: none is put back")
+		By("deleting the VM and its claim (the garbage collector's part) releases the reservation for good: none is put back")
+		Expect(k8s.Delete(ctx, vm)).To(Succeed())
 		Expect(k8s.Delete(ctx, claim)).To(Succeed())
 		Eventually(gone(claim)).Should(BeTrue())
 		Eventually(gone(o)).Should(BeTrue())

@@ -22,6 +22,7 @@ import (
 	"net/netip"
 	"strings"
 
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
@@ -30,6 +31,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -192,4 +195,29 @@ func eventNotes(ns, name string) func() string {
 		}
 		return strings.Join(out, "\n")
 	}
+}
+
+// vmClaim creates a stopped VM on the network's NAD (logical network name n.name) and returns
+// the IPAMClaim rackwire's VM controller makes for it, once it holds its address: only such
+// claims are served.
+func vmClaim(vmName string, n network) (*virtv1.VirtualMachine, *ipamclaimsv1alpha1.IPAMClaim) {
+	vm := &virtv1.VirtualMachine{
+		ObjectMeta: metav1.ObjectMeta{Name: vmName, Namespace: appNS},
+		Spec: virtv1.VirtualMachineSpec{
+			RunStrategy: ptr.To(virtv1.RunStrategyHalted),
+			Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: virtv1.VirtualMachineInstanceSpec{
+				Domain: virtv1.DomainSpec{Devices: virtv1.Devices{Interfaces: []virtv1.Interface{
+					{Name: n.name, InterfaceBindingMethod: virtv1.InterfaceBindingMethod{Bridge: &virtv1.InterfaceBridge{}}},
+				}}},
+				Networks: []virtv1.Network{{Name: n.name, NetworkSource: virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: netNS + "/" + n.name}}}},
+			}},
+		},
+	}
+	ExpectWithOffset(1, k8s.Create(ctx, vm)).To(Succeed())
+	claim := &ipamclaimsv1alpha1.IPAMClaim{}
+	EventuallyWithOffset(1, func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: appNS, Name: vmName + "." + n.name}, claim)).To(Succeed())
+		g.Expect(claim.Status.IPs).To(HaveLen(1))
+	}).Should(Succeed())
+	return vm, claim
 }

@@ -62,7 +62,9 @@ func TestOffsets(t *testing.T) {
 	for _, c := range []struct{ pool, addr, key string }{
 		{"10.0.0.0/24", "10.0.0.5", "5"},
 		{"10.0.0.16/28", "10.0.0.17", "1"},
-		{"fd00::/64", "fd00::ffff:ffff:ffff:fffe", "18446744073709551614"},
+		// From 2^63 on, whereabouts' ParseInt reads only the negative int64 of the offset.
+		{"fd00::/64", "fd00::ffff:ffff:ffff:fffe", "-2"},
+		{"fd00::/64", "fd00::7fff:ffff:ffff:ffff", "9223372036854775807"},
 		{"fd00::/48", "fd00:0:0:1::", "18446744073709551616"},
 	} {
 		p, a := netip.MustParsePrefix(c.pool), netip.MustParseAddr(c.addr)
@@ -75,7 +77,11 @@ func TestOffsets(t *testing.T) {
 			t.Errorf("AddressAt(%s, %s) = %s %v, want %s", p, key, back, ok, a)
 		}
 	}
-	for _, key := range []string{"256", "-1", "+1", "x", ""} {
+	// whereabouts' ParseInt reads "+1" as 1, and so does rackwire.
+	if a, ok := AddressAt(netip.MustParsePrefix("10.0.0.0/24"), "+1"); !ok || a != netip.MustParseAddr("10.0.0.1") {
+		t.Errorf(`AddressAt(10.0.0.0/24, "+1") = %s %v, want 10.0.0.1`, a, ok)
+	}
+	for _, key := range []string{"256", "-1", "x", ""} {
 		if a, ok := AddressAt(netip.MustParsePrefix("10.0.0.0/24"), key); ok {
 			t.Errorf("AddressAt(10.0.0.0/24, %q) = %s, want none", key, a)
 		}

@@ -17,7 +17,6 @@ limitations under the License.
 package holder
 
 import (
-	"math/big"
 	"net/netip"
 	"strings"
 
@@ -27,21 +26,9 @@ import (
 // AddressAt is the address of an IPPool allocation key: its decimal offset from the network
 // address of the pool's range. False when the key is not an offset inside the range.
 func AddressAt(pool netip.Prefix, key string) (netip.Addr, bool) {
-	off, ok := new(big.Int).SetString(key, 10)
-	if !ok || off.Sign() < 0 || strings.HasPrefix(key, "+") {
-		return netip.Addr{}, false
-	}
-	base := pool.Masked().Addr()
-	v := off.Add(off, new(big.Int).SetBytes(base.AsSlice()))
-	n := base.BitLen() / 8
-	if v.BitLen() > n*8 {
-		return netip.Addr{}, false
-	}
-	a, ok := netip.AddrFromSlice(v.FillBytes(make([]byte, n)))
-	if !ok || !pool.Contains(a) {
-		return netip.Addr{}, false
-	}
-	return a, true
+	// whereabouts' reading, negative keys (offsets from 2^63) included.
+	a, err := cniconf.AtOffset(pool, key)
+	return a, err == nil
 }
 
 // Scope is the IPPools and reservations of one reservation scope: whereabouts prefixes
@@ -103,12 +90,11 @@ func (s Scope) OwnsPool(name, rawRange string) bool {
 	return rest == "" || (strings.HasSuffix(rest, "-") && len(rest) > 1)
 }
 
-// Offset is the allocation key of a in pool: its decimal offset from the range's network
-// address; false when a is outside the range.
+// Offset is the allocation key of a in pool, as the plugin and whereabouts write it (offsets
+// from 2^63 as negative int64); false when a is outside the range.
 func Offset(pool netip.Prefix, a netip.Addr) (string, bool) {
 	if !pool.Contains(a) {
 		return "", false
 	}
-	off := new(big.Int).Sub(new(big.Int).SetBytes(a.AsSlice()), new(big.Int).SetBytes(pool.Masked().Addr().AsSlice()))
-	return off.String(), true
+	return cniconf.Offset(pool, a), true
 }
