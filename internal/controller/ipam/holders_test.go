@@ -18,6 +18,7 @@ package ipam_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -169,6 +170,21 @@ var _ = Describe("who holds an address", func() {
 		Eventually(func(g Gomega) bool {
 			return meta.IsStatusConditionTrue(getClaim(g, ns, "later").Status.Conditions, ipamv1alpha1.ConditionReady)
 		}, 30*time.Second).Should(BeTrue())
+	})
+
+	It("draws random addresses inside the first entry that still has a free one, as ip-address-manager does", func() {
+		pool := newPool(ns, "rnd", rangeOf("192.168.0.10", "192.168.0.17", "192.168.0.0/24", "192.168.0.1"),
+			rangeOf("192.168.1.10", "192.168.1.209", "192.168.1.0/24", "192.168.1.1"))
+		pool.Spec.AllocationStrategy = ipamv1alpha1.AllocationRandom
+		Expect(k8s.Create(ctx, pool)).To(Succeed())
+		for i := range 8 {
+			Expect(k8s.Create(ctx, newClaim(ns, fmt.Sprintf("c%d", i), "rnd"))).To(Succeed())
+		}
+		for i := range 8 {
+			Expect(string(boundAddress(ns, fmt.Sprintf("c%d", i)).Spec.Address)).To(HavePrefix("192.168.0."))
+		}
+		Expect(k8s.Create(ctx, newClaim(ns, "next", "rnd"))).To(Succeed())
+		Expect(string(boundAddress(ns, "next").Spec.Address)).To(HavePrefix("192.168.1."))
 	})
 
 	It("labels the addresses it adopts from ip-address-manager with their pool", func() {

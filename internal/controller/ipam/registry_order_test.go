@@ -20,6 +20,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,5 +88,67 @@ func TestLateDeleteOfAReusedClaimNameFreesNothingOfTheNewClaim(t *testing.T) {
 
 	if other == second {
 		t.Fatalf("the recreated IPClaim x and IPAddressClaim y both hold %s", other)
+	}
+}
+
+// slowNamespace is a live reader whose listings of one namespace wait for release.
+type slowNamespace struct {
+	emptyNamespace
+	slow    string
+	entered chan struct{}
+	release chan struct{}
+	limits  chan int64
+}
+
+func (r slowNamespace) List(_ context.Context, _ client.ObjectList, opts ...client.ListOption) error {
+	o := &client.ListOptions{}
+	o.ApplyOptions(opts)
+	r.limits <- o.Limit
+	if o.Namespace == r.slow {
+		r.entered <- struct{}{}
+		<-r.release
+	}
+	return nil
+}
+
+// After a failover every pool's allocator is built at once from a live listing of its
+// namespace: a slow listing of one namespace must not hold up the pools of the others,
+// and each listing comes in pages (issue 30, item 8).
+func TestFirstBuildsOfPoolsDoNotWaitOnEachOther(t *testing.T) {
+	ctx := context.Background()
+	live := slowNamespace{slow: "slow", entered: make(chan struct{}, 4), release: make(chan struct{}), limits: make(chan int64, 16)}
+	reg := NewRegistry(live, true)
+	poolIn := func(ns string) *ipamv1alpha1.IPPool {
+		p := &ipamv1alpha1.IPPool{}
+		p.Namespace, p.Name, p.UID, p.Generation = ns, "p", types.UID(ns), 1
+		p.Spec.Pools = []ipamv1alpha1.Pool{{Start: ptr.To[ipamv1alpha1.IPAddressStr]("10.0.0.10"),
+			End: ptr.To[ipamv1alpha1.IPAddressStr]("10.0.0.11"), Prefix: 24}}
+		return p
+	}
+	slowDone := make(chan error, 1)
+	go func() { slowDone <- reg.With(ctx, poolIn("slow"), func(*poolState) error { return nil }) }()
+	<-live.entered
+
+	fastDone := make(chan error, 1)
+	go func() { fastDone <- reg.With(ctx, poolIn("fast"), func(*poolState) error { return nil }) }()
+	// Not a speed bound: the fast pool's build needs no more than its own listing, and
+	// waits for the slow one forever if it waits at all.
+	select {
+	case err := <-fastDone:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the build of pool fast/p waited for the listing of namespace slow")
+	}
+	close(live.release)
+	if err := <-slowDone; err != nil {
+		t.Fatal(err)
+	}
+	close(live.limits)
+	for l := range live.limits {
+		if l <= 0 {
+			t.Fatalf("a first build listed a namespace unpaginated (limit %d)", l)
+		}
 	}
 }
