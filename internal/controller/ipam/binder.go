@@ -24,6 +24,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
@@ -170,6 +171,7 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 			s.doubt(b.key(claim), time.Now())
 			return nil
 		})
+		ctrl.LoggerFrom(ctx).Info(LogCreateInterrupted, "ipaddress", ip.GetName(), "error", err.Error())
 		return outcome{}, err
 	}
 }
@@ -178,6 +180,13 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 func (b *binder) key(claim client.Object) string {
 	return holderKey(b.kind.claimKind, claim.GetName(), claim.GetUID())
 }
+
+// Log messages of a create whose answer did not say whether it was stored, and of the retry
+// that found it had been: the chaos test counts them to know its faults cut creates short.
+const (
+	LogCreateInterrupted = "IPAddress create interrupted; its reservation stays until the create is settled"
+	LogCreateLanded      = "an interrupted IPAddress create had landed; settled"
+)
 
 // refused reports whether the apiserver definitely did not store a create.
 func refused(err error) bool {
@@ -242,6 +251,7 @@ func (b *binder) alreadyExists(ctx context.Context, claim client.Object, pool *i
 	if ok && gclaim == claim.GetName() && gpool == pool.Name && ga == a {
 		switch b.standingOf(got, claim) {
 		case live:
+			ctrl.LoggerFrom(ctx).Info(LogCreateLanded, "ipaddress", got.GetName())
 			return bound(got.GetName()), nil
 		case goingAway:
 			return outcome{retry: retryRace}, b.recreate(ctx, claim, pool, got)
