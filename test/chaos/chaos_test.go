@@ -277,7 +277,7 @@ func TestChaos(t *testing.T) {
 	if interrupted == 0 {
 		t.Fatalf("no fault interrupted an IPAddress create (%d found landed on retry): the faults missed the burst", landed)
 	}
-	t.Logf("%d IPAddress creates interrupted by the faults, %d of them found landed on retry", interrupted, landed)
+	t.Logf("%d IPAddress creates interrupted by the faults; %d creates found landed by a retry or a new leader", interrupted, landed)
 
 	// Second phase, under faults: names reused, a pool edited, a pool exhausted and back.
 	churnDone := make(chan struct{})
@@ -290,11 +290,16 @@ func TestChaos(t *testing.T) {
 		small, smallSize, err = churn(ctx, c, envInt("CHAOS_REUSED", 200))
 		churnErr <- err
 	}()
-	churnFaults := 0
+	churnFaults, churnStart := 0, time.Now()
 	for _, f := range []string{"leader", "apiserver", "leader"} {
 		select {
 		case <-churnDone:
 		case <-time.After(3 * time.Second):
+		}
+		select {
+		case <-churnDone:
+			t.Fatalf("the churn ended after %s, before fault %d (%s) could land during it", time.Since(churnStart).Round(time.Second), churnFaults+1, f)
+		default:
 		}
 		if f == "apiserver" {
 			if err := api.kill(); err != nil {
@@ -321,6 +326,7 @@ func TestChaos(t *testing.T) {
 	if err := <-churnErr; err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%6.1fs: churn done in %s", time.Since(start).Seconds(), time.Since(churnStart).Round(time.Second))
 	if err := noneLost(ctx, c, small, smallSize); err != nil {
 		t.Fatal(err)
 	}
