@@ -253,7 +253,7 @@ func (r *Registry) build(ctx context.Context, key types.NamespacedName, s *poolS
 		s.add(h.addr, h.key, h.uid)
 	}
 	for _, e := range s.journal {
-		s.applyHolding(e.h, e.present)
+		s.applyNow(e.h, e.present)
 	}
 	s.journal = nil
 }
@@ -363,6 +363,10 @@ func (s *poolState) applyHolding(h holding, present bool) {
 		s.journal = append(s.journal, journalEntry{h, present})
 		return
 	}
+	s.applyNow(h, present)
+}
+
+func (s *poolState) applyNow(h holding, present bool) {
 	if present {
 		s.add(h.addr, h.key, h.uid)
 	} else {

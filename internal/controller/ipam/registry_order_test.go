@@ -141,8 +141,20 @@ func TestFirstBuildsOfPoolsDoNotWaitOnEachOther(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the build of pool fast/p waited for the listing of namespace slow")
 	}
+	// An IPAddress created while the slow listing is under way, which the listing missed.
+	during := metal3Object("object-during", "c", "claim-c", netip.MustParseAddr("10.0.0.10"))
+	during.Namespace = "slow"
+	reg.apply(during, true)
 	close(live.release)
 	if err := <-slowDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.With(ctx, poolIn("slow"), func(s *poolState) error {
+		if a, err := s.pick(kindCAPI, "d", "claim-d", netip.Addr{}); err != nil || a == netip.MustParseAddr(string(during.Spec.Address)) {
+			t.Fatalf("after an IPAddress event during the first listing, the next pick is %s, %v", a, err)
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	close(live.limits)
