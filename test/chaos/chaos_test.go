@@ -294,7 +294,7 @@ func TestChaos(t *testing.T) {
 	for _, f := range []string{"leader", "apiserver", "leader"} {
 		select {
 		case <-churnDone:
-		case <-time.After(3 * time.Second):
+		case <-time.After(2 * time.Second):
 		}
 		select {
 		case <-churnDone:
