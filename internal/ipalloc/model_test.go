@@ -264,6 +264,21 @@ func check(t testing.TB, p *Pool, m *model, op int, a netip.Addr) {
 			t.Fatalf("Allocate(InOrder) = %s, %v; want %s", got, err, want[0])
 		}
 		m.free[got] = false
+	case 7:
+		// RandomFirstFree: a free address of the first entry that has one.
+		got, err := p.Allocate(RandomFirstFree)
+		want := m.freeSorted()
+		if len(want) == 0 {
+			if !errors.Is(err, ErrExhausted) {
+				t.Fatalf("Allocate(RandomFirstFree) = %s, %v on a full pool, want ErrExhausted", got, err)
+			}
+			return
+		}
+		first := slices.MinFunc(want, func(x, y netip.Addr) int { return m.entry[x] - m.entry[y] })
+		if err != nil || !m.free[got] || m.entry[got] != m.entry[first] {
+			t.Fatalf("Allocate(RandomFirstFree) = %s, %v; want a free address of entry %d", got, err, m.entry[first])
+		}
+		m.free[got] = false
 	}
 }
 
@@ -281,7 +296,7 @@ func TestAgainstModel(t *testing.T) {
 		valid++
 		m := newModel(c)
 		for range 400 {
-			check(t, p, m, r.IntN(7), probe(r))
+			check(t, p, m, r.IntN(8), probe(r))
 		}
 	}
 	if valid < 200 {

@@ -37,6 +37,10 @@ const (
 	// entries were given, that has one: ip-address-manager's "sequential", which consumes
 	// the entries of a pool in declaration order whatever their addresses.
 	InOrder
+	// RandomFirstFree hands out an address drawn uniformly from the free addresses of the
+	// first entry, in the order the entries were given, that has one: ip-address-manager's
+	// "random", which draws inside one entry and moves to the next only once it is full.
+	RandomFirstFree
 )
 
 func (s Strategy) String() string {
@@ -47,6 +51,8 @@ func (s Strategy) String() string {
 		return "random"
 	case InOrder:
 		return "in-order"
+	case RandomFirstFree:
+		return "random-first-free"
 	}
 	return fmt.Sprintf("Strategy(%d)", int(s))
 }
@@ -261,6 +267,8 @@ func (p *Pool) Allocate(strategy Strategy) (netip.Addr, error) {
 			}
 		}
 		return netip.Addr{}, ErrExhausted
+	case RandomFirstFree:
+		return p.randomFirstFree()
 	case Random:
 		i := uniform(p.rng, f4.add(f6))
 		if s = v4; !i.less(f4) {
@@ -271,6 +279,32 @@ func (p *Pool) Allocate(strategy Strategy) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("ipalloc: unknown strategy %d", int(strategy))
 	}
 	return addrOf(k, s.fam), nil
+}
+
+// randomFirstFree draws uniformly among the free addresses of the first entry that has one.
+func (p *Pool) randomFirstFree() (netip.Addr, error) {
+	for i := 0; i < len(p.order); {
+		j := i
+		var free uint128
+		for ; j < len(p.order) && p.order[j].entry == p.order[i].entry; j++ {
+			free = free.add(p.fams[p.order[j].fam].free.freeIn(p.order[j].lo, p.order[j].hi))
+		}
+		if free.isZero() {
+			i = j
+			continue
+		}
+		n := uniform(p.rng, free)
+		for ; i < j; i++ {
+			o := p.order[i]
+			t := &p.fams[o.fam].free
+			in := t.freeIn(o.lo, o.hi)
+			if n.less(in) {
+				return addrOf(t.takeNth(t.freeBelow(o.lo).add(n)), o.fam), nil
+			}
+			n = n.sub(in)
+		}
+	}
+	return netip.Addr{}, ErrExhausted
 }
 
 // uniform returns a uniform integer in [0, n), n > 0. Above 64 bits it draws the top

@@ -328,6 +328,33 @@ func (t *freeTree) takeNth(i uint128) uint128 {
 	}
 }
 
+// freeBelow returns how many addresses below k are free.
+func (t *freeTree) freeBelow(k uint128) uint128 {
+	var acc uint128
+	for x := t.root; x != 0; {
+		n := t.n(x)
+		switch {
+		case !n.lo.less(k):
+			x = n.left
+		case n.hi.less(k):
+			acc = acc.add(t.n(n.left).sum).add(span(n.lo, n.hi))
+			x = n.right
+		default:
+			return acc.add(t.n(n.left).sum).add(k.sub(n.lo))
+		}
+	}
+	return acc
+}
+
+// freeIn returns how many addresses from lo to hi are free.
+func (t *freeTree) freeIn(lo, hi uint128) uint128 {
+	n := t.freeBelow(hi).sub(t.freeBelow(lo))
+	if t.contains(hi) {
+		n = n.inc()
+	}
+	return n
+}
+
 // each calls fn on the free intervals in address order until fn returns false.
 func (t *freeTree) each(fn func(lo, hi uint128) bool) bool {
 	return t.eachAt(t.root, fn)

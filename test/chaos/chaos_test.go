@@ -266,8 +266,72 @@ func TestChaos(t *testing.T) {
 	if changed := published.changes(); len(changed) > 0 {
 		t.Fatalf("published addresses changed: %v", changed)
 	}
-	if err := checkOneEach(ctx, c, claims); err != nil {
+	if err := checkOneEach(ctx, c); err != nil {
 		t.Fatal(err)
+	}
+	// A fault that never cut a create short tested nothing of the settling of creates.
+	interrupted, landed, err := interruptedCreates(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if interrupted == 0 {
+		t.Fatalf("no fault interrupted an IPAddress create (%d found landed on retry): the faults missed the burst", landed)
+	}
+	t.Logf("%d IPAddress creates interrupted by the faults; %d creates found landed by a retry or a new leader", interrupted, landed)
+
+	// Second phase, under faults: names reused, a pool edited, a pool exhausted and back.
+	churnDone := make(chan struct{})
+	churnErr := make(chan error, 1)
+	var small string
+	var smallSize int
+	go func() {
+		defer close(churnDone)
+		var err error
+		small, smallSize, err = churn(ctx, c, envInt("CHAOS_REUSED", 200))
+		churnErr <- err
+	}()
+	churnFaults, churnStart := 0, time.Now()
+	for _, f := range []string{"leader", "apiserver", "leader"} {
+		select {
+		case <-churnDone:
+		case <-time.After(2 * time.Second):
+		}
+		select {
+		case <-churnDone:
+			t.Fatalf("the churn ended after %s, before fault %d (%s) could land during it", time.Since(churnStart).Round(time.Second), churnFaults+1, f)
+		default:
+		}
+		if f == "apiserver" {
+			if err := api.kill(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			if err := api.restart(); err != nil {
+				t.Fatal(err)
+			}
+			if err := waitAPIServer(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			leader, err := waitLeader(ctx, replicas)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leader.kill()
+		}
+		churnFaults++
+		t.Logf("%6.1fs: churn fault %d (%s)", time.Since(start).Seconds(), churnFaults, f)
+	}
+	<-churnDone
+	if err := <-churnErr; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%6.1fs: churn done in %s", time.Since(start).Seconds(), time.Since(churnStart).Round(time.Second))
+	if err := noneLost(ctx, c, small, smallSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkOneEach(ctx, c); err != nil {
+		t.Fatalf("after the churn: %v", err)
 	}
 
 	// Everything released.
@@ -289,8 +353,9 @@ func TestChaos(t *testing.T) {
 	}
 	msg := fmt.Sprintf("chaos: %d claims (Metal3 and Cluster API, a random and a sequential pool), 2 replicas; "+
 		"%d leader SIGKILLs, %d kube-apiserver kills and restarts; created in %s, all bound in %s, "+
-		"each with one IPAddress, no address twice, no published address changed; all released in %s",
-		claims, kills, restarts, createdIn.Round(time.Second), boundIn.Round(time.Second), (time.Since(start) - boundIn).Round(time.Second))
+		"each with one IPAddress, no address twice, no published address changed; %d creates interrupted; "+
+		"churn under %d faults (names reused, a pool edited, a pool exhausted and back) lost no address; all released in %s",
+		claims, kills, restarts, createdIn.Round(time.Second), boundIn.Round(time.Second), interrupted, churnFaults, (time.Since(start) - boundIn).Round(time.Second))
 	t.Log(msg)
 	fmt.Println(msg)
 }
@@ -440,16 +505,28 @@ func (p *publications) changes() []string {
 	return p.changed
 }
 
-// checkOneEach checks that each claim holds exactly one IPAddress, named as its status
-// says, and that no address of a pool is held twice, whatever the kinds.
-func checkOneEach(ctx context.Context, c client.Client, claims int) error {
+// checkOneEach checks that each claim holds exactly one IPAddress, the one its status
+// publishes, that a claim not yet bound holds none, that every IPAddress holds for a claim
+// that exists, and that no address of a pool is held twice, whatever the kinds.
+func checkOneEach(ctx context.Context, c client.Client) error {
 	var m3 ipamv1alpha1.IPAddressList
 	var capi capiipamv1beta2.IPAddressList
-	if err := retry(ctx, func() error { return c.List(ctx, &m3, client.InNamespace(ns)) }); err != nil {
-		return err
+	var m3c ipamv1alpha1.IPClaimList
+	var capic capiipamv1beta2.IPAddressClaimList
+	for _, l := range []client.ObjectList{&m3, &capi, &m3c, &capic} {
+		if err := retry(ctx, func() error { return c.List(ctx, l, client.InNamespace(ns)) }); err != nil {
+			return err
+		}
 	}
-	if err := retry(ctx, func() error { return c.List(ctx, &capi, client.InNamespace(ns)) }); err != nil {
-		return err
+	published := map[string]string{}
+	for _, cl := range m3c.Items {
+		published["IPClaim/"+cl.Name] = ""
+		if cl.Status.Address != nil {
+			published["IPClaim/"+cl.Name] = cl.Status.Address.Name
+		}
+	}
+	for _, cl := range capic.Items {
+		published["IPAddressClaim/"+cl.Name] = cl.Status.AddressRef.Name
 	}
 	holder := map[string]string{}
 	perClaim := map[string][]string{}
@@ -472,12 +549,20 @@ func checkOneEach(ctx context.Context, c client.Client, claims int) error {
 			return err
 		}
 	}
-	if len(perClaim) != claims {
-		return fmt.Errorf("%d claims hold addresses, want %d", len(perClaim), claims)
-	}
 	for claim, names := range perClaim {
-		if len(names) != 1 {
+		pub, ok := published[claim]
+		switch {
+		case !ok:
+			return fmt.Errorf("%v held for %s, which does not exist", names, claim)
+		case len(names) != 1:
 			return fmt.Errorf("%s holds %d IPAddresses: %v", claim, len(names), names)
+		case pub != names[0]:
+			return fmt.Errorf("%s publishes %q but holds %s", claim, pub, names[0])
+		}
+	}
+	for claim, pub := range published {
+		if pub != "" && len(perClaim[claim]) == 0 {
+			return fmt.Errorf("%s publishes %s, which does not hold for it", claim, pub)
 		}
 	}
 	return nil
@@ -499,7 +584,7 @@ func leftovers(ctx context.Context, c client.Client) (string, error) {
 		return fmt.Sprintf("%d IPClaims, %d IPAddressClaims, %d Metal3 and %d Cluster API IPAddresses left",
 			len(m3c.Items), len(capic.Items), len(m3.Items), len(capi.Items)), nil
 	}
-	for _, name := range []string{"random", "seq"} {
+	for _, name := range []string{"random", "seq", "small"} {
 		p := &ipamv1alpha1.IPPool{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
 			return "reading pools failed", nil

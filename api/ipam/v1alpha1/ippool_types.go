@@ -59,7 +59,8 @@ type Pool struct {
 	// +optional
 	Gateway *IPAddressStr `json:"gateway,omitempty"`
 
-	// DNSServers given to addresses of this range; they override spec.dnsServers.
+	// DNSServers given to addresses of this range, of the range's family; they override
+	// spec.dnsServers.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +optional
@@ -74,7 +75,9 @@ type IPPoolSpec struct {
 	// +optional
 	ClusterName *string `json:"clusterName,omitempty"`
 
-	// Pools lists the address ranges; they may be sparse and of both families.
+	// Pools lists the address ranges; they may be sparse, and are all of one family (the
+	// webhook refuses a pool of both, which ip-address-manager accepted; such a pool is
+	// still served, one IPAddress name per address of either family).
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	// +optional
@@ -90,7 +93,8 @@ type IPPoolSpec struct {
 	// +optional
 	Gateway *IPAddressStr `json:"gateway,omitempty"`
 
-	// DNSServers are the default DNS servers of the addresses.
+	// DNSServers are the default DNS servers of the addresses of ranges without their
+	// own, of those ranges' family.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +optional

@@ -21,8 +21,10 @@ import (
 	"context"
 	"net/netip"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
@@ -133,7 +135,7 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 	var pickErr error
 	key := client.ObjectKeyFromObject(claim)
 	if err := b.Registry.With(ctx, pool, func(s *poolState) error {
-		a, pickErr = s.pick(b.kind.claimKind, claim.GetName(), want)
+		a, pickErr = s.pick(b.kind.claimKind, claim.GetName(), claim.GetUID(), want)
 		if pickErr != nil {
 			s.wait(b.kind.claimKind, key)
 			return nil
@@ -162,11 +164,29 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 		return outcome{}, err
 	default:
 		// A timeout, a lost connection or a 5xx does not say the create failed: it may
-		// have landed. The reservation stays, and the retry (the same address, since the
-		// claim holds it) settles it through AlreadyExists.
+		// have landed, or land later. The reservation stays, and the retry (the same
+		// address, since the claim holds it) settles it through AlreadyExists; a release
+		// meanwhile waits for it (see release).
+		_ = b.Registry.With(ctx, pool, func(s *poolState) error {
+			s.doubt(b.key(claim), time.Now())
+			return nil
+		})
+		ctrl.LoggerFrom(ctx).Info(LogCreateInterrupted, "ipaddress", ip.GetName(), "error", err.Error())
 		return outcome{}, err
 	}
 }
+
+// key is the claim's holder key.
+func (b *binder) key(claim client.Object) string {
+	return holderKey(b.kind.claimKind, claim.GetName(), claim.GetUID())
+}
+
+// Log messages of a create whose answer did not say whether it was stored, and of the retry
+// that found it had been: the chaos test counts them to know its faults cut creates short.
+const (
+	LogCreateInterrupted = "IPAddress create interrupted; its reservation stays until the create is settled"
+	LogCreateLanded      = "an interrupted IPAddress create had landed; settled"
+)
 
 // refused reports whether the apiserver definitely did not store a create.
 func refused(err error) bool {
@@ -177,7 +197,7 @@ func refused(err error) bool {
 
 func (b *binder) unpick(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, a netip.Addr) {
 	_ = b.Registry.With(ctx, pool, func(s *poolState) error {
-		s.unpick(b.kind.claimKind, claim.GetName(), a)
+		s.unpick(b.key(claim), a)
 		return nil
 	})
 }
@@ -209,7 +229,7 @@ func (b *binder) keepOne(ctx context.Context, mine []client.Object, published st
 func (b *binder) recreate(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, o client.Object) error {
 	if a, _, _, ok := b.kind.holds(o); ok {
 		if err := b.Registry.With(ctx, pool, func(s *poolState) error {
-			s.keep(b.kind.claimKind, claim.GetName(), a)
+			s.keep(b.key(claim), a)
 			return nil
 		}); err != nil {
 			return err
@@ -231,6 +251,7 @@ func (b *binder) alreadyExists(ctx context.Context, claim client.Object, pool *i
 	if ok && gclaim == claim.GetName() && gpool == pool.Name && ga == a {
 		switch b.standingOf(got, claim) {
 		case live:
+			ctrl.LoggerFrom(ctx).Info(LogCreateLanded, "ipaddress", got.GetName())
 			return bound(got.GetName()), nil
 		case goingAway:
 			return outcome{retry: retryRace}, b.recreate(ctx, claim, pool, got)
@@ -238,59 +259,93 @@ func (b *binder) alreadyExists(ctx context.Context, claim client.Object, pool *i
 			return outcome{retry: retryRace}, release(ctx, b.Client, got, b.kind.addrFin)
 		}
 	}
-	// Another holder: record it under its real owner, free the fresh pick, pick again.
-	err := b.Registry.With(ctx, pool, func(s *poolState) error {
-		holder := holderKey("IPAddress", got.GetName())
-		if ok {
-			holder = holderKey(b.kind.claimKind, gclaim)
-		}
-		if ok && gpool == pool.Name {
-			s.add(ga, holder, got.GetUID())
+	// Another holder. If it holds this address for this pool, the allocator had not
+	// heard of it yet: record it as its events will. Otherwise it only has the name: that
+	// of another pool with the same namePrefix, or, in a pool of both families, of the
+	// address whose other-family spelling gives the same name (10.0.0.1 and 10:0:0:1::).
+	// The address cannot be given in this pool while it exists; record that until the
+	// object goes, then confirm it still exists, since its deletion may have been heard
+	// before the record was made.
+	h, isHolding := holdingOf(got)
+	mine := isHolding && h.pool == client.ObjectKeyFromObject(pool) && h.addr == a
+	if err := b.Registry.With(ctx, pool, func(s *poolState) error {
+		if mine {
+			s.add(h.addr, h.key, h.uid)
 		} else {
-			s.add(a, holder, got.GetUID())
+			b.Registry.block(s, client.ObjectKeyFromObject(pool), a, got)
 		}
-		s.unpick(b.kind.claimKind, claim.GetName(), a)
+		s.unpick(b.key(claim), a)
 		return nil
-	})
-	return outcome{retry: retryRace}, err
+	}); err != nil {
+		return outcome{}, err
+	}
+	if !mine {
+		again := b.kind.newObject()
+		err := b.APIReader.Get(ctx, client.ObjectKeyFromObject(got), again)
+		if apierrors.IsNotFound(err) || (err == nil && again.GetUID() != got.GetUID()) {
+			b.Registry.unblock(got.GetUID())
+		} else if err != nil {
+			return outcome{}, err
+		}
+	}
+	return outcome{retry: retryRace}, nil
 }
 
 // release lets the claim's addresses go, then its finalizers. It does nothing while another
 // finalizer than ours is on the claim: its user (CAPM3 while the host uses the address)
 // still needs the address, and the removal of that finalizer brings the claim back here.
-func (b *binder) release(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, poolName string) error {
+func (b *binder) release(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, poolName string) (time.Duration, error) {
 	forgetAllocation(claim)
 	if !b.kind.claimFin.on(claim) || !b.kind.claimFin.onlyOurs(claim) {
-		return nil
+		return 0, nil
 	}
 	objs, err := b.byClaim(ctx, claim, poolName)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if pool != nil {
 		// The cache may not show an address created a moment ago; the allocator knows it.
 		held, err := b.heldObject(ctx, claim, pool)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if held != nil && !slices.ContainsFunc(objs, func(o client.Object) bool { return o.GetUID() == held.GetUID() }) {
 			objs = append(objs, held)
 		}
+		if held != nil {
+			_ = b.Registry.With(ctx, pool, func(s *poolState) error {
+				s.settle(b.key(claim))
+				return nil
+			})
+		}
 	}
 	for _, o := range objs {
 		if err := release(ctx, b.Client, o, b.kind.addrFin); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if pool != nil {
-		_ = b.Registry.With(ctx, pool, func(s *poolState) error {
-			if a, ok := s.held(holderKey(b.kind.claimKind, claim.GetName())); ok {
-				s.unpick(b.kind.claimKind, claim.GetName(), a)
+		var wait time.Duration
+		if err := b.Registry.With(ctx, pool, func(s *poolState) error {
+			if a, ok := s.held(b.key(claim)); ok {
+				// A create whose answer did not prove failure may still land: until it
+				// can no longer, the address stays reserved and the claim stays, so that
+				// what lands is this claim's to release rather than an orphan sharing
+				// the address with the next claim.
+				if wait = s.unsettled(b.key(claim), time.Now()); wait > 0 {
+					return nil
+				}
+				s.unpick(b.key(claim), a)
 			}
 			return nil
-		})
+		}); err != nil {
+			return 0, err
+		}
+		if wait > 0 {
+			return min(wait, retryPool), nil
+		}
 	}
-	return b.kind.claimFin.remove(ctx, b.Client, claim)
+	return 0, b.kind.claimFin.remove(ctx, b.Client, claim)
 }
 
 // heldObject reads, past the cache, the IPAddress of the address the allocator holds for
@@ -299,7 +354,7 @@ func (b *binder) heldObject(ctx context.Context, claim client.Object, pool *ipam
 	var a netip.Addr
 	var ok bool
 	if err := b.Registry.With(ctx, pool, func(s *poolState) error {
-		a, ok = s.held(holderKey(b.kind.claimKind, claim.GetName()))
+		a, ok = s.held(b.key(claim))
 		return nil
 	}); err != nil || !ok {
 		return nil, err

@@ -72,7 +72,8 @@ func (r *IPAddressClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{RequeueAfter: retryPaused}, err
 	}
 	if !claim.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.release(ctx, claim, pool, claim.Spec.PoolRef.Name)
+		wait, err := r.release(ctx, claim, pool, claim.Spec.PoolRef.Name)
+		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if !r.kind.claimFin.on(claim) {
 		return ctrl.Result{}, client.IgnoreNotFound(r.kind.claimFin.add(ctx, r.Client, claim))

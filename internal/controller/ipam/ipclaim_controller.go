@@ -68,7 +68,8 @@ func (r *IPClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: retryPaused}, err
 	}
 	if !claim.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.release(ctx, claim, pool, claim.Spec.Pool.Name)
+		wait, err := r.release(ctx, claim, pool, claim.Spec.Pool.Name)
+		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if !r.kind.claimFin.on(claim) {
 		return ctrl.Result{}, client.IgnoreNotFound(r.kind.claimFin.add(ctx, r.Client, claim))

@@ -98,6 +98,9 @@ type poolView struct {
 	duplicates []string
 	// orphans are IPAddresses whose claim is gone (or is another object of the same name).
 	orphans []orphan
+	// unlabelled are IPAddresses without the pool label (written by ip-address-manager, or
+	// by hand), which a listing by the label would miss.
+	unlabelled []orphan
 }
 
 type orphan struct {
@@ -137,6 +140,9 @@ func (r *IPPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, poolFinalizers.remove(ctx, r.Client, pool)
 	}
 	if err := r.releaseOrphans(ctx, view.orphans); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.label(ctx, pool.Name, view.unlabelled); err != nil {
 		return ctrl.Result{}, err
 	}
 	if pool.DeletionTimestamp.IsZero() {
@@ -230,12 +236,19 @@ func (r *IPPoolReconciler) view(ctx context.Context, pool *ipamv1alpha1.IPPool) 
 				continue
 			}
 			use(claim, a)
-			holders[a] = append(holders[a], describeAddress(k, o, claim))
-			if gone, err := r.claimGone(ctx, k, o, claim); err != nil {
-				return v, err
-			} else if gone {
-				v.orphans = append(v.orphans, orphan{o, k})
+			if _, ok := o.GetLabels()[PoolLabel]; !ok && len(pool.Name) <= 63 {
+				v.unlabelled = append(v.unlabelled, orphan{o, k})
 			}
+			gone, err := r.claimGone(ctx, k, o, claim)
+			if err != nil {
+				return v, err
+			}
+			if gone {
+				// Released below; it is no one's to delete by hand.
+				v.orphans = append(v.orphans, orphan{o, k})
+				continue
+			}
+			holders[a] = append(holders[a], describeAddress(k, o, claim))
 		}
 	}
 	for a, hs := range holders {

@@ -37,6 +37,9 @@ func (r *IPPoolReconciler) kinds() []addressKind {
 }
 
 func describeAddress(k addressKind, o client.Object, claim string) string {
+	if claim == "" {
+		return fmt.Sprintf("IPAddress %s (an external reservation: it names no claim)", o.GetName())
+	}
 	if k.claimKind == kindCAPI {
 		return fmt.Sprintf("ipam.cluster.x-k8s.io IPAddress %s (IPAddressClaim %s)", o.GetName(), claim)
 	}
@@ -90,6 +93,25 @@ func (r *IPPoolReconciler) releaseOrphans(ctx context.Context, orphans []orphan)
 	for _, o := range orphans {
 		obj := o.obj.DeepCopyObject().(client.Object)
 		if err := release(ctx, r.Client, obj, o.kind.addrFin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// label puts the pool label on IPAddresses of the pool that lack it, so that the listing
+// by label that the IndexesOmitted condition and the migration guide give finds them all.
+func (r *IPPoolReconciler) label(ctx context.Context, pool string, objs []orphan) error {
+	for _, o := range objs {
+		obj := o.obj.DeepCopyObject().(client.Object)
+		before := obj.DeepCopyObject().(client.Object)
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[PoolLabel] = pool
+		obj.SetLabels(labels)
+		if err := r.Patch(ctx, obj, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 	}

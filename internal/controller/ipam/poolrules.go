@@ -58,6 +58,7 @@ func PoolRules(s *ipamv1alpha1.IPPoolSpec) field.ErrorList {
 		} else if fam != firstFamily {
 			errs = append(errs, field.Invalid(f, entryString(e), fmt.Sprintf("an IPv%d entry in a pool of IPv%d entries: use one pool per family", fam, firstFamily)))
 		}
+		errs = append(errs, dnsFamily(s, i, lo.Is4(), f)...)
 		if !net.IsValid() {
 			errs = append(errs, field.Required(f.Child("prefix"), "no prefix length: set it here, in spec.prefix, or give a subnet"))
 			continue
@@ -80,6 +81,26 @@ func PoolRules(s *ipamv1alpha1.IPPoolSpec) field.ErrorList {
 				errs = append(errs, field.Invalid(pools.Index(j), entryString(s.Pools[j]), fmt.Sprintf("overlaps spec.pools[%d]", i)))
 			}
 		}
+	}
+	return errs
+}
+
+// dnsFamily refuses a DNS server of entry i (its own, else the pool's) of the other family
+// than the entry's addresses: a host given only an IPv4 address cannot reach an IPv6 server.
+func dnsFamily(s *ipamv1alpha1.IPPoolSpec, i int, is4 bool, entry *field.Path) field.ErrorList {
+	servers, path := s.Pools[i].DNSServers, entry.Child("dnsServers")
+	if len(servers) == 0 {
+		servers, path = s.DNSServers, field.NewPath("spec", "dnsServers")
+	}
+	fam := map[bool]int{true: 4, false: 6}
+	var errs field.ErrorList
+	for j, d := range servers {
+		a, err := netip.ParseAddr(string(d))
+		if err != nil || a.Unmap().Is4() == is4 {
+			continue // a malformed address is the allocator's to report
+		}
+		errs = append(errs, field.Invalid(path.Index(j), string(d),
+			fmt.Sprintf("an IPv%d DNS server for the IPv%d addresses of spec.pools[%d]", fam[!is4], fam[is4], i)))
 	}
 	return errs
 }

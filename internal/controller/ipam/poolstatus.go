@@ -56,10 +56,21 @@ func statusWait(pool *ipamv1alpha1.IPPool, written, changed, now time.Time) time
 	}
 	wait := written.Add(PoolStatusInterval).Sub(now)
 	if quiet := changed.Add(PoolStatusInterval).Sub(now); quiet > wait {
-		spaced := written.Add(StatusSpacing(len(pool.Status.Indexes))).Sub(now)
+		spaced := written.Add(StatusSpacing(statusEntries(pool))).Sub(now)
 		wait = max(wait, min(quiet, spaced))
 	}
 	return wait
+}
+
+// statusEntries is how many allocations a status rebuild of the pool goes through: its
+// indexes, or, once they are omitted, the addresses its usage counts (the rebuild still
+// reads each of them, and omitted indexes mean a busy pool).
+func statusEntries(pool *ipamv1alpha1.IPPool) int {
+	n := len(pool.Status.Indexes)
+	if pool.Status.Indexes == nil && pool.Status.Usage != nil {
+		n = int(min(pool.Status.Usage.Used, int64(1)<<31))
+	}
+	return n
 }
 
 // poolActivity holds, per pool, when its addresses last changed (as the IPAddress events

@@ -72,6 +72,22 @@ func TestStatusWait(t *testing.T) {
 	}
 }
 
+// A pool whose indexes are omitted (IndexesOmitted) is the busiest kind: its status must be
+// spaced by the addresses it counts, not rebuilt every interval as an empty one would be.
+func TestStatusWaitOfAPoolWithoutIndexes(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
+	p := &ipamv1alpha1.IPPool{}
+	p.Generation, p.Status.ObservedGeneration = 1, 1
+	p.Status.LastUpdated = &metav1.Time{Time: now.Add(-5 * time.Second)}
+	p.Status.Usage = &ipamv1alpha1.IPPoolUsage{Used: 50000}
+	written := now.Add(-5 * time.Second)
+	// Changing now, written 5 s ago: a small pool is rebuilt at once, this one waits
+	// for a pause (or for the spacing of 50,000 addresses).
+	if got := statusWait(p, written, now, now); got != PoolStatusInterval {
+		t.Fatalf("statusWait = %s, want %s", got, PoolStatusInterval)
+	}
+}
+
 func TestStatusSpacing(t *testing.T) {
 	if got := StatusSpacing(0); got != PoolStatusInterval {
 		t.Fatalf("StatusSpacing(0) = %s", got)

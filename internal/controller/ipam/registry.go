@@ -21,10 +21,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -39,15 +41,23 @@ import (
 	"github.com/rackwire/rackwire/internal/ipalloc"
 )
 
-// Holder keys: who keeps an address. A claim's key is its kind and name; a
-// pre-allocation's is "pre/" and the claim name it is kept for.
+// Holder keys: who keeps an address. A claim's key is its kind, name and UID, so that
+// the late DELETE of an earlier claim's object never frees the address under a claim that
+// reuses the name; a pre-allocation's is "pre/" and the claim name it is kept for; an
+// IPAddress that names no claim (an external reservation) is held under "IPAddress/" and
+// its own name, and one that has the name this pool would give an address it does not
+// hold under "name/" and its own name.
 const (
-	kindMetal3 = "IPClaim"
-	kindCAPI   = "IPAddressClaim"
-	kindPre    = "pre"
+	kindMetal3  = "IPClaim"
+	kindCAPI    = "IPAddressClaim"
+	kindPre     = "pre"
+	kindAddress = "IPAddress"
+	kindName    = "name"
 )
 
-func holderKey(kind, claim string) string { return kind + "/" + claim }
+func holderKey(kind, claim string, uid types.UID) string {
+	return kind + "/" + claim + "/" + string(uid)
+}
 
 // uidPending marks a reservation whose IPAddress is not created (or not seen) yet, and
 // uidPre a pre-allocation; events of real objects never carry either.
@@ -80,6 +90,13 @@ type Registry struct {
 	// wake receives the claims that waited for a free address, per claim kind, once one
 	// may be free; the claim controllers watch them as channel sources.
 	wake map[string]chan<- event.TypedGenericEvent[types.NamespacedName]
+
+	// blocking lists, per IPAddress UID, the pools that recorded that object as blocking
+	// one of their addresses (it has the name the pool would give the address, but is
+	// another pool's or another address's). Its events go to its own pool only, so its
+	// deletion is passed on from here.
+	blockMu  sync.Mutex
+	blocking map[types.UID]map[types.NamespacedName]struct{}
 }
 
 type claimRef struct {
@@ -102,12 +119,33 @@ type poolState struct {
 	byKey      map[string]netip.Addr
 	waiters    map[claimRef]struct{}
 	wake       map[string]chan<- event.TypedGenericEvent[types.NamespacedName]
+
+	// ready is closed once the first listing is applied (buildErr says whether it failed);
+	// until then events go to journal, to be applied after the listing.
+	ready    chan struct{}
+	buildErr error
+	journal  []journalEntry
+
+	// unsure holds, per holder key, when a create of its IPAddress last answered with an
+	// error that did not prove failure, until its object is seen or the reservation goes.
+	unsure map[string]time.Time
+}
+
+// CreateSettle is how long after an ambiguous answer (a timeout, a lost connection) a
+// create is taken to have failed if its object has not shown up: the kube-apiserver's
+// default --request-timeout, past which it abandons a request.
+var CreateSettle = 60 * time.Second
+
+type journalEntry struct {
+	h       holding
+	present bool
 }
 
 // NewRegistry returns a registry that builds pools from live listings of live, counting
 // Cluster API IPAddresses when capi says their API is installed.
 func NewRegistry(live client.Reader, capi bool) *Registry {
-	return &Registry{live: live, capi: capi, pools: map[types.NamespacedName]*poolState{}, wake: map[string]chan<- event.TypedGenericEvent[types.NamespacedName]{}}
+	return &Registry{live: live, capi: capi, pools: map[types.NamespacedName]*poolState{},
+		wake: map[string]chan<- event.TypedGenericEvent[types.NamespacedName]{}, blocking: map[types.UID]map[types.NamespacedName]struct{}{}}
 }
 
 // wakeups is the source through which the controller of claims of kind hears that an
@@ -121,8 +159,8 @@ func (r *Registry) wakeups(kind string) source.Source {
 		}))
 }
 
-// With runs fn on the allocator of pool, built (or rebuilt when the spec changed) from the
-// cache first. fn runs under the pool's lock and must not call the apiserver.
+// With runs fn on the allocator of pool, built (or rebuilt when the spec changed) from a
+// live listing first. fn runs under the pool's lock and must not call the apiserver.
 func (r *Registry) With(ctx context.Context, pool *ipamv1alpha1.IPPool, fn func(*poolState) error) error {
 	s, err := r.state(ctx, pool)
 	if err != nil {
@@ -136,46 +174,103 @@ func (r *Registry) With(ctx context.Context, pool *ipamv1alpha1.IPPool, fn func(
 	return fn(s)
 }
 
-// state finds or builds the pool's state. The registry lock is held across the first build
-// so that no IPAddress event slips between the listing and the first event applied.
+// state finds or builds the pool's state. The first build lists the namespace's
+// IPAddresses page by page without holding the registry's lock, so that other pools are
+// served meanwhile (after a failover every pool is built at once); the events that arrive
+// during the listing are journaled and applied after it. That is sound because an event
+// never precedes what it reports: an object the listing missed was deleted before it (its
+// DELETE, if journaled, finds nothing to remove) or created after it (its ADD is
+// journaled), and a removal matches one object UID, which is never reused.
 func (r *Registry) state(ctx context.Context, pool *ipamv1alpha1.IPPool) (*poolState, error) {
 	key := client.ObjectKeyFromObject(pool)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s, ok := r.pools[key]; ok && s.uid == pool.UID {
-		return s, nil
-	}
-	s := &poolState{
-		uid:     pool.UID,
-		holders: map[netip.Addr]map[string]types.UID{},
-		byKey:   map[string]netip.Addr{},
-		pre:     map[string]netip.Addr{},
-		waiters: map[claimRef]struct{}{},
-		wake:    r.wake,
-	}
-	s.rebuild(pool)
-	var m3 ipamv1alpha1.IPAddressList
-	if err := r.live.List(ctx, &m3, client.InNamespace(pool.Namespace)); err != nil {
-		return nil, err
-	}
-	for i := range m3.Items {
-		if a, key, ok := metal3Holder(&m3.Items[i]); ok && m3.Items[i].Spec.Pool.Name == pool.Name {
-			s.add(a, key, m3.Items[i].UID)
+	s, ok := r.pools[key]
+	if !ok || s.uid != pool.UID {
+		s = &poolState{
+			uid:     pool.UID,
+			holders: map[netip.Addr]map[string]types.UID{},
+			byKey:   map[string]netip.Addr{},
+			pre:     map[string]netip.Addr{},
+			waiters: map[claimRef]struct{}{},
+			wake:    r.wake,
+			ready:   make(chan struct{}),
+			unsure:  map[string]time.Time{},
 		}
+		r.pools[key] = s
+		r.mu.Unlock()
+		r.build(ctx, key, s, pool)
+	} else {
+		r.mu.Unlock()
 	}
-	if r.capi {
-		var capi capiipamv1beta2.IPAddressList
-		if err := r.live.List(ctx, &capi, client.InNamespace(pool.Namespace)); err != nil {
-			return nil, err
-		}
-		for i := range capi.Items {
-			if a, key, ok := capiHolder(&capi.Items[i]); ok && capi.Items[i].Spec.PoolRef.Name == pool.Name {
-				s.add(a, key, capi.Items[i].UID)
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if s.buildErr != nil {
+		return nil, s.buildErr
+	}
+	return s, nil
+}
+
+// buildPage is how many IPAddresses one page of the first listing holds.
+const buildPage = 500
+
+// build lists the pool's IPAddresses of both kinds and applies them and then the journal.
+// A failed build leaves the registry, so that the next claim tries again.
+func (r *Registry) build(ctx context.Context, key types.NamespacedName, s *poolState, pool *ipamv1alpha1.IPPool) {
+	var found []holding
+	err := r.listPaged(ctx, pool.Namespace, func() client.ObjectList { return &ipamv1alpha1.IPAddressList{} }, func(l client.ObjectList) {
+		for i := range l.(*ipamv1alpha1.IPAddressList).Items {
+			if h, ok := holdingOf(&l.(*ipamv1alpha1.IPAddressList).Items[i]); ok && h.pool == key {
+				found = append(found, h)
 			}
 		}
+	})
+	if err == nil && r.capi {
+		err = r.listPaged(ctx, pool.Namespace, func() client.ObjectList { return &capiipamv1beta2.IPAddressList{} }, func(l client.ObjectList) {
+			for i := range l.(*capiipamv1beta2.IPAddressList).Items {
+				if h, ok := holdingOf(&l.(*capiipamv1beta2.IPAddressList).Items[i]); ok && h.pool == key {
+					found = append(found, h)
+				}
+			}
+		})
 	}
-	r.pools[key] = s
-	return s, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer close(s.ready)
+	if err != nil {
+		s.buildErr = err
+		r.mu.Lock()
+		if r.pools[key] == s {
+			delete(r.pools, key)
+		}
+		r.mu.Unlock()
+		return
+	}
+	s.rebuild(pool)
+	for _, h := range found {
+		s.add(h.addr, h.key, h.uid)
+	}
+	for _, e := range s.journal {
+		s.applyNow(e.h, e.present)
+	}
+	s.journal = nil
+}
+
+// listPaged lists a namespace page by page, handing each page to fn.
+func (r *Registry) listPaged(ctx context.Context, ns string, newList func() client.ObjectList, fn func(client.ObjectList)) error {
+	cont := ""
+	for {
+		l := newList()
+		if err := r.live.List(ctx, l, client.InNamespace(ns), client.Limit(buildPage), client.Continue(cont)); err != nil {
+			return err
+		}
+		fn(l)
+		if cont = l.GetContinue(); cont == "" {
+			return nil
+		}
+	}
 }
 
 // Forget drops a deleted pool's allocator.
@@ -192,13 +287,50 @@ func (r *Registry) built(pool types.NamespacedName) *poolState {
 	return r.pools[pool]
 }
 
+// block records in s that the IPAddress obj (named as s would name a, but not holding a
+// for s) keeps a from being handed out, until obj is deleted. The caller confirms
+// afterwards that obj still exists (unblock otherwise): its deletion may have been heard
+// before this record was made.
+func (r *Registry) block(s *poolState, pool types.NamespacedName, a netip.Addr, obj client.Object) {
+	r.blockMu.Lock()
+	if r.blocking[obj.GetUID()] == nil {
+		r.blocking[obj.GetUID()] = map[types.NamespacedName]struct{}{}
+	}
+	r.blocking[obj.GetUID()][pool] = struct{}{}
+	r.blockMu.Unlock()
+	s.add(a, holderKey(kindName, obj.GetName(), ""), obj.GetUID())
+}
+
+// unblock drops every record that the IPAddress uid blocks an address.
+func (r *Registry) unblock(uid types.UID) {
+	r.blockMu.Lock()
+	pools := r.blocking[uid]
+	delete(r.blocking, uid)
+	r.blockMu.Unlock()
+	for pool := range pools {
+		s := r.built(pool)
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		for a, h := range s.holders {
+			for k, u := range h {
+				if u == uid && strings.HasPrefix(k, kindName+"/") {
+					s.remove(a, k, u)
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
 // rebuild makes a new allocator from the spec and marks used again every address still
 // held, so a spec change loses no reservation, not even one whose create is in flight.
 func (s *poolState) rebuild(pool *ipamv1alpha1.IPPool) {
 	s.generation = pool.Generation
 	s.strategy = ipalloc.InOrder
 	if pool.Spec.AllocationStrategy == ipamv1alpha1.AllocationRandom {
-		s.strategy = ipalloc.Random
+		s.strategy = ipalloc.RandomFirstFree
 	}
 	s.spec = *pool.Spec.DeepCopy()
 	s.alloc, s.specErrs = BuildPool(&pool.Spec)
@@ -213,13 +345,33 @@ func (s *poolState) rebuild(pool *ipamv1alpha1.IPPool) {
 		}
 	}
 	for claim, a := range s.pre {
-		s.remove(a, holderKey(kindPre, claim), uidPre)
+		s.remove(a, holderKey(kindPre, claim, ""), uidPre)
 	}
 	s.pre = pre
 	for claim, a := range pre {
-		s.add(a, holderKey(kindPre, claim), uidPre)
+		s.add(a, holderKey(kindPre, claim, ""), uidPre)
 	}
 	s.wakeAll()
+}
+
+// applyHolding applies an event of an IPAddress of this pool, or journals it while the
+// first listing is under way.
+func (s *poolState) applyHolding(h holding, present bool) {
+	select {
+	case <-s.ready:
+	default:
+		s.journal = append(s.journal, journalEntry{h, present})
+		return
+	}
+	s.applyNow(h, present)
+}
+
+func (s *poolState) applyNow(h holding, present bool) {
+	if present {
+		s.add(h.addr, h.key, h.uid)
+	} else {
+		s.remove(h.addr, h.key, h.uid)
+	}
 }
 
 // add records that key holds a. A reservation of key at another address whose object was
@@ -239,6 +391,9 @@ func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
 	if old, ok := h[key]; !ok || old == uidPending || uid != uidPending {
 		h[key] = uid
 	}
+	if uid != uidPending {
+		delete(s.unsure, key)
+	}
 	s.byKey[key] = a
 }
 
@@ -253,12 +408,19 @@ func (s *poolState) remove(a netip.Addr, key string, uid types.UID) {
 	delete(h, key)
 	if s.byKey[key] == a {
 		delete(s.byKey, key)
+		delete(s.unsure, key)
 	}
 	if len(h) == 0 {
 		delete(s.holders, a)
 		if s.alloc != nil && s.alloc.Contains(a) {
 			_ = s.alloc.Release(a)
 		}
+		s.wakeAll()
+		return
+	}
+	// Only its pre-allocation left: the claim it is kept for, which may be waiting for
+	// it, can have it now.
+	if len(h) == 1 && strings.HasPrefix(slices.Collect(maps.Keys(h))[0], kindPre+"/") {
 		s.wakeAll()
 	}
 }
@@ -269,16 +431,17 @@ func (s *poolState) held(key string) (netip.Addr, bool) {
 	return a, ok
 }
 
-// pick reserves an address for the claim kind/name: the one it holds already, else its
+// pick reserves an address for the claim kind/name/uid: the one it holds already, else its
 // pre-allocation, else want (the address the claim asks for), else a free one.
-func (s *poolState) pick(kind, name string, want netip.Addr) (netip.Addr, error) {
-	key := holderKey(kind, name)
+func (s *poolState) pick(kind, name string, uid types.UID, want netip.Addr) (netip.Addr, error) {
+	key := holderKey(kind, name, uid)
 	if a, ok := s.byKey[key]; ok {
 		return a, nil
 	}
 	if s.alloc == nil {
 		return netip.Addr{}, fmt.Errorf("%w: %v", errPoolNotReady, s.specErrs.ToAggregate())
 	}
+	preKey := holderKey(kindPre, name, "")
 	pre, isPre := s.pre[name]
 	if isPre {
 		if want.IsValid() && want != pre {
@@ -300,7 +463,7 @@ func (s *poolState) pick(kind, name string, want netip.Addr) (netip.Addr, error)
 	}
 	var others []string
 	for other := range s.holders[want] {
-		if other != holderKey(kindPre, name) {
+		if other != preKey {
 			others = append(others, other)
 		}
 	}
@@ -320,20 +483,44 @@ func (s *poolState) pick(kind, name string, want netip.Addr) (netip.Addr, error)
 }
 
 // unpick drops a reservation whose IPAddress could not be created.
-func (s *poolState) unpick(kind, name string, a netip.Addr) {
-	s.remove(a, holderKey(kind, name), uidPending)
+func (s *poolState) unpick(key string, a netip.Addr) {
+	s.remove(a, key, uidPending)
 }
 
 // keep turns the claim's hold on a back into a pending one: its IPAddress is going away
 // and will be created again with the same address, which nobody may take meanwhile.
-func (s *poolState) keep(kind, name string, a netip.Addr) {
+func (s *poolState) keep(key string, a netip.Addr) {
 	if h := s.holders[a]; h != nil {
-		h[holderKey(kind, name)] = uidPending
-		s.byKey[holderKey(kind, name)] = a
+		h[key] = uidPending
+		s.byKey[key] = a
 		return
 	}
-	s.add(a, holderKey(kind, name), uidPending)
+	s.add(a, key, uidPending)
 }
+
+// doubt records that a create of key's IPAddress answered ambiguously at now.
+func (s *poolState) doubt(key string, now time.Time) {
+	if a, ok := s.byKey[key]; ok && s.holders[a][key] == uidPending {
+		s.unsure[key] = now
+	}
+}
+
+// unsettled says how long key's pending reservation must still be kept because a create
+// of its IPAddress may still land; zero when none may.
+func (s *poolState) unsettled(key string, now time.Time) time.Duration {
+	at, ok := s.unsure[key]
+	if !ok {
+		return 0
+	}
+	if wait := at.Add(CreateSettle).Sub(now); wait > 0 {
+		return wait
+	}
+	delete(s.unsure, key)
+	return 0
+}
+
+// settle drops the doubt about key's create: its object was found.
+func (s *poolState) settle(key string) { delete(s.unsure, key) }
 
 // params says what goes with a: prefix, gateway and DNS servers of its range.
 func (s *poolState) params(a netip.Addr) ipalloc.Params {
@@ -360,21 +547,34 @@ func (s *poolState) wakeAll() {
 	}
 }
 
+// describe names a holder for people.
 func describe(key string) string {
-	kind, name, _ := strings.Cut(key, "/")
-	if kind == kindPre {
+	kind, rest, _ := strings.Cut(key, "/")
+	name, _, _ := strings.Cut(rest, "/")
+	switch kind {
+	case kindPre:
 		return "the pre-allocation of claim " + name
+	case kindAddress:
+		return "IPAddress " + name + ", a reservation that names no claim"
+	case kindName:
+		return "IPAddress " + name + ", which has the name this address would get (another pool with the same namePrefix, " +
+			"or the other family's spelling of the address)"
 	}
 	return kind + " " + name
 }
 
-// metal3Holder says which claim a Metal3 IPAddress holds its address for.
+// metal3Holder says who a Metal3 IPAddress holds its address for: its claim, or, when it
+// names none, itself (an external reservation, which ip-address-manager counts too).
 func metal3Holder(o *ipamv1alpha1.IPAddress) (netip.Addr, string, bool) {
 	a, err := netip.ParseAddr(string(o.Spec.Address))
-	if err != nil || o.Spec.Claim.Name == "" {
+	if err != nil {
 		return netip.Addr{}, "", false
 	}
-	return a.Unmap(), holderKey(kindMetal3, o.Spec.Claim.Name), true
+	if o.Spec.Claim.Name == "" {
+		return a.Unmap(), holderKey(kindAddress, o.Name, ""), true
+	}
+	uid, _ := claimOwner(o, kindMetal3)
+	return a.Unmap(), holderKey(kindMetal3, o.Spec.Claim.Name, uid), true
 }
 
 // capiHolder says which claim a Cluster API IPAddress holds its address for.
@@ -385,7 +585,8 @@ func capiHolder(o *capiipamv1beta2.IPAddress) (netip.Addr, string, bool) {
 	}
 	name := o.Spec.ClaimRef.Name
 	if name == "" {
-		name = o.Name
+		return a.Unmap(), holderKey(kindAddress, o.Name, ""), true
 	}
-	return a.Unmap(), holderKey(kindCAPI, name), true
+	uid, _ := claimOwner(o, kindCAPI)
+	return a.Unmap(), holderKey(kindCAPI, name, uid), true
 }

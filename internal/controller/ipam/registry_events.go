@@ -76,7 +76,15 @@ func (r *Registry) Watch(ctx context.Context, c cache.Cache) error {
 				r.apply(old, false)
 				r.apply(o, true)
 			},
-			DeleteFunc: func(o any) { r.apply(o, false) },
+			DeleteFunc: func(o any) {
+				r.apply(o, false)
+				if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+					o = t.Obj
+				}
+				if obj, ok := o.(client.Object); ok {
+					r.unblock(obj.GetUID())
+				}
+			},
 		}); err != nil {
 			return err
 		}
@@ -95,11 +103,7 @@ func (r *Registry) apply(obj any, present bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if present {
-		s.add(h.addr, h.key, h.uid)
-	} else {
-		s.remove(h.addr, h.key, h.uid)
-	}
+	s.applyHolding(h, present)
 }
 
 func fromOld(obj any) holding {

@@ -87,6 +87,14 @@ var _ = Describe("the IPAM webhooks", func() {
 		Entry("IPv4 and IPv6 entries in one pool", func(p *ipamv1alpha1.IPPool) {
 			p.Spec.Pools = append(p.Spec.Pools, ipamv1alpha1.Pool{Subnet: subnet("fd00::/120"), Prefix: 120})
 		}, "spec.pools[1]: Invalid value: \"fd00::/120\": an IPv6 entry in a pool of IPv4 entries"),
+		Entry("an IPv6 DNS server on an IPv4 entry", func(p *ipamv1alpha1.IPPool) {
+			p.Spec.Pools[0].DNSServers = []ipamv1alpha1.IPAddressStr{"192.168.0.2", "fd00::53"}
+		}, "spec.pools[0].dnsServers[1]: Invalid value: \"fd00::53\": an IPv6 DNS server for the IPv4 addresses of spec.pools[0]"),
+		Entry("an IPv4 default DNS server of an IPv6 entry", func(p *ipamv1alpha1.IPPool) {
+			p.Spec.Pools = []ipamv1alpha1.Pool{{Subnet: subnet("fd00::/120"), Prefix: 120}}
+			p.Spec.Gateway = nil
+			p.Spec.DNSServers = []ipamv1alpha1.IPAddressStr{"192.168.0.2"}
+		}, "spec.dnsServers[0]: Invalid value: \"192.168.0.2\": an IPv4 DNS server for the IPv6 addresses of spec.pools[0]"),
 	)
 
 	It("never refuse a metadata-only update, nor one that keeps every allocated address, pre-allocations included", func() {
