@@ -67,6 +67,9 @@ func (c *call) takeLease(ctx context.Context, name string) (func(), error) {
 			} else if !apierrors.IsAlreadyExists(err) {
 				return nil, fmt.Errorf("taking Lease %s: %w", name, err)
 			}
+		case apierrors.IsForbidden(err):
+			return nil, fmt.Errorf("whereabouts_lease: reading Lease %s/%s: %w (the plugin needs the opt-in Role of config/cni/whereabouts-lease.yaml)",
+				c.kube.namespace, name, err)
 		case err != nil:
 			return nil, fmt.Errorf("reading Lease %s: %w", name, err)
 		case free(cur, seen.since, now.Time):

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rackwire/rackwire/internal/controlplane"
 )
 
 // The rendered configuration's names: config/default's namespace and prefix.
@@ -69,10 +71,12 @@ func checkCNIPermissions(ctx context.Context, t *testing.T, admin *rest.Config, 
 		}
 	}
 
-	// Leases: whereabouts' in the pools' namespace, nobody else's.
+	// Leases: none, by default; not even in the pools' namespace, where the manager's
+	// leader-election Lease lives.
 	for _, l := range []client.Object{
 		&coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: "worker-1"}},
 		&coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-scheduler"}},
+		&coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: "rackwire.metal3.io"}},
 	} {
 		if err := c.Create(ctx, l); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
@@ -88,11 +92,20 @@ func checkCNIPermissions(ctx context.Context, t *testing.T, admin *rest.Config, 
 		refused("create a Lease in "+l.GetNamespace(),
 			plugin.Create(ctx, &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: l.GetNamespace(), Name: "whereabouts"}}))
 	}
+	// The opt-in Role for networks that set whereabouts_lease: whereabouts' Lease in the
+	// pools' namespace, and nowhere else.
+	optIn, err := controlplane.ReadObjects("../../config/cni/whereabouts-lease.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(ctx, t, c, "config/cni/whereabouts-lease.yaml", optIn)
 	own := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: "whereabouts"}}
-	allowed("create whereabouts' Lease in the pools' namespace", plugin.Create(ctx, own))
+	allowed("create whereabouts' Lease in the pools' namespace (opt-in Role)", plugin.Create(ctx, own))
 	holder := "worker-1"
 	own.Spec.HolderIdentity = &holder
-	allowed("update whereabouts' Lease in the pools' namespace", plugin.Update(ctx, own))
+	allowed("update whereabouts' Lease in the pools' namespace (opt-in Role)", plugin.Update(ctx, own))
+	refused("create a Lease in kube-system (opt-in Role)",
+		plugin.Create(ctx, &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "whereabouts"}}))
 
 	// whereabouts' objects in the pools' namespace: the plugin's verbs.
 	pool := wbObject("IPPool", operatorNS, "blue-10.70.0.0-24", map[string]any{"range": "10.70.0.0/24", "allocations": map[string]any{}})

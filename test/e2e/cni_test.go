@@ -441,6 +441,18 @@ func newPlugins(dir string) plugins {
 func restrictedPlugin(ctx context.Context, env *devenv.Env, dir string) string {
 	objs, err := controlplane.ReadObjects(filepath.Join(root, "config/cni/role.yaml"))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	// The opt-in Role for whereabouts_lease: the mixed network below sets it.
+	optIn, err := controlplane.ReadObjects(filepath.Join(root, "config/cni/whereabouts-lease.yaml"))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	for _, o := range optIn {
+		if o.GetKind() == "Role" {
+			o.SetNamespace(metav1.NamespaceSystem)
+			ExpectWithOffset(1, env.Client.Create(ctx, o)).To(Succeed())
+			ExpectWithOffset(1, env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: o.GetName(), Namespace: metav1.NamespaceSystem},
+				RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: o.GetName()},
+				Subjects: []rbacv1.Subject{{Kind: "User", Name: "rackwire-cni", APIGroup: "rbac.authorization.k8s.io"}}})).To(Succeed())
+		}
+	}
 	user := rbacv1.Subject{Kind: "User", Name: "rackwire-cni", APIGroup: "rbac.authorization.k8s.io"}
 	for _, o := range objs {
 		switch o.GetKind() {
