@@ -36,7 +36,7 @@ import (
 // +kubebuilder:webhook:path=/mutate-metal3-io-v1alpha1-baremetalhost,mutating=true,failurePolicy=ignore,sideEffects=None,groups=metal3.io,resources=baremetalhosts,verbs=create;update,versions=v1alpha1,name=mbaremetalhost-v1alpha1.rackwire.metal3.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // HostHoldWebhook pauses a host in the same write that would send BMO off on the wrong network,
-// before BMO can see it: a new host that a HostLink wires (its ports first move to the
+// before BMO can see it: a new host that a HostLink wires by its boot MAC (its ports first move to the
 // provisioning network), and a provisioned host whose image goes (its ports move back before
 // BMO deprovisions it). The host-link controller lets it go once the ports are there. It
 // only ever adds BMO's paused annotation with rackwire's value, as a JSON patch of that one
@@ -74,7 +74,18 @@ func (w HostHoldWebhook) holds(ctx context.Context, req admission.Request, host 
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
-		return err == nil && len(link.Spec.Ports) > 0, err
+		if err != nil {
+			return false, err
+		}
+		// The entries apply to the host that has their MACs: a new host reusing a name
+		// is held only when its boot MAC is one of them.
+		boot := strings.ToLower(strings.ReplaceAll(host.Spec.BootMACAddress, "-", ":"))
+		for _, p := range link.Spec.Ports {
+			if boot != "" && strings.ToLower(strings.ReplaceAll(p.MAC, "-", ":")) == boot {
+				return true, nil
+			}
+		}
+		return false, nil
 	case admissionv1.Update:
 		old := &metal3v1alpha1.BareMetalHost{}
 		if err := w.Decoder.DecodeRaw(req.OldObject, old); err != nil {
