@@ -54,7 +54,7 @@ var _ = Describe("one host per port, one tenant per host, no stuck host", Ordere
 		}
 		m := metav1.ObjectMeta{Namespace: infra, Name: "leaf26"}
 		ports := map[string]networkv1alpha1.PortInfo{}
-		for i := 1; i <= 6; i++ {
+		for i := 1; i <= 7; i++ {
 			ports[fmt.Sprintf("s%d", i)] = networkv1alpha1.PortInfo{Name: fmt.Sprintf("Ethernet2/%d", i)}
 		}
 		for _, o := range []client.Object{
@@ -71,7 +71,7 @@ var _ = Describe("one host per port, one tenant per host, no stuck host", Ordere
 		} {
 			Expect(k8s.Create(ctx, o)).To(Succeed())
 		}
-		for i := 1; i <= 6; i++ {
+		for i := 1; i <= 7; i++ {
 			Eventually(portState(infra, fmt.Sprintf("s%d", i))).Should(Equal(networkv1alpha1.StateIdle))
 		}
 	})
@@ -224,6 +224,47 @@ var _ = Describe("one host per port, one tenant per host, no stuck host", Ordere
 		Eventually(portState(infra, "s5")).Should(Equal(networkv1alpha1.StateIdle))
 		Expect(configOf(infra, "s5")()).To(Equal(""))
 	})
+
+	It("neither takes nor lifts a hold while the consumer is paused, and keeps the held host's status for the move", func() {
+		const macM = "52:54:26:00:00:4a"
+		machine(infra, "mm", "hm", `[{"configurationRef":{"name":"web520"},"nicHint":{"mac":"`+macM+`"}}]`)
+		Expect(k8s.Create(ctx, hostLink(infra, "hm", macM, "s7", "prov"))).To(Succeed())
+		newHost(infra, "hm", macM)
+		Eventually(linkOf(infra, "hm")).Should(Equal("provisioning 1/1"))
+		Eventually(pausedBy(infra, "hm")).Should(BeEmpty())
+		consume(infra, "hm", infra, "mm")
+		setStatus(infra, "hm", metal3v1alpha1.StateProvisioned)
+		Eventually(linkOf(infra, "hm")).Should(Equal("tenant 1/1"))
+
+		By("the switch fails while the image is taken away: rackwire holds the host")
+		drivers.Get(infra, "leaf26").FailPort("Ethernet2/7", errors.New("switch unreachable"))
+		DeferCleanup(func() { drivers.Get(infra, "leaf26").FailPort("Ethernet2/7", nil) })
+		Eventually(func() error {
+			h := &metal3v1alpha1.BareMetalHost{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "hm"}, h); err != nil {
+				return err
+			}
+			h.Spec.Image = nil
+			return k8s.Update(ctx, h)
+		}).Should(Succeed())
+		Eventually(heldOf(infra, "hm")).Should(HavePrefix(hostlink.ReasonPortFailed))
+		Expect(pausedBy(infra, "hm")()).To(Equal(networkv1alpha1.PausedByRackwire))
+
+		By("clusterctl move pauses the consumer: CAPM3 sees the host already paused, rackwire writes BMO's status annotation")
+		setMachineAnnotation(infra, "mm", "cluster.x-k8s.io/paused", "")
+		Eventually(heldOf(infra, "hm")).Should(And(HavePrefix(hostlink.ReasonConsumerPaused), ContainSubstring("Metal3Machine hs-infra/mm")))
+		h := &metal3v1alpha1.BareMetalHost{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "hm"}, h)).To(Succeed())
+		Expect(h.Annotations).To(HaveKey(metal3v1alpha1.StatusAnnotation))
+		Expect(h.Annotations[metal3v1alpha1.StatusAnnotation]).To(ContainSubstring(`"state":"provisioned"`))
+
+		By("the port heals mid-move: the hold stays until the consumer is unpaused")
+		drivers.Get(infra, "leaf26").FailPort("Ethernet2/7", nil)
+		Eventually(linkOf(infra, "hm")).Should(Equal("provisioning 1/1"))
+		Expect(pausedBy(infra, "hm")()).To(Equal(networkv1alpha1.PausedByRackwire))
+		setMachineAnnotation(infra, "mm", "cluster.x-k8s.io/paused", "-")
+		Eventually(pausedBy(infra, "hm")).Should(BeEmpty())
+	})
 })
 
 func config(ns, name string, vid int) *networkv1alpha1.SwitchPortConfiguration {
@@ -295,6 +336,25 @@ func machine(ns, name, host, networks string) {
 	}
 	m.SetAnnotations(ann)
 	ExpectWithOffset(1, k8s.Create(ctx, m)).To(Succeed())
+}
+
+// setMachineAnnotation sets (or, with value "-", removes) an annotation of a Metal3Machine.
+func setMachineAnnotation(ns, name, key, value string) {
+	EventuallyWithOffset(1, func() error {
+		m := &unstructured.Unstructured{}
+		m.SetGroupVersionKind(hostlink.Metal3MachineGVK)
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m); err != nil {
+			return err
+		}
+		ann := m.GetAnnotations()
+		if value == "-" {
+			delete(ann, key)
+		} else {
+			ann[key] = value
+		}
+		m.SetAnnotations(ann)
+		return k8s.Update(ctx, m)
+	}).Should(Succeed())
 }
 
 func deleteHost(ns, name string) {

@@ -18,6 +18,7 @@ package hostlink
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -74,6 +75,8 @@ type view struct {
 	unclean  []networkv1alpha1.UnknownPort
 	untried  int
 	released bool // the release annotation let a deleted host go
+	// frozen says why the consumer is paused (clusterctl move): no hold is taken or lifted.
+	frozen string
 }
 
 // contest is a port this host newly found held by another host.
@@ -144,6 +147,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if problem != "" {
 			v.problems = append(v.problems, problem)
 		}
+	}
+	if v.frozen, err = consumerPaused(ctx, r, host); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.release(ctx, link, f.wires); err != nil {
 		return ctrl.Result{}, err
@@ -406,6 +412,9 @@ func (r *Reconciler) release(ctx context.Context, link *networkv1alpha1.HostLink
 // ports are being cleaned after BMO let it go, or that is detached, has nothing BMO would do.
 func (r *Reconciler) hold(ctx context.Context, v *view) error {
 	host := v.host
+	if v.frozen != "" {
+		return r.keepForMove(ctx, host)
+	}
 	value, paused := host.Annotations[metal3v1alpha1.PausedAnnotation]
 	ours := paused && value == networkv1alpha1.PausedByRackwire
 	need := v.ready < len(v.ports) && v.network != networkv1alpha1.NetworkClean &&
@@ -424,6 +433,24 @@ func (r *Reconciler) hold(ctx context.Context, v *view) error {
 		return r.Patch(ctx, host, client.MergeFrom(base))
 	}
 	return nil
+}
+
+// keepForMove does what CAPM3 does not for a host rackwire already paused when its Cluster is
+// paused (CAPM3 sees "already paused" and writes nothing): it copies the host's status into
+// BMO's status annotation, so that a host moved by clusterctl keeps its status (BMO on the
+// target restores it instead of registering and inspecting the host again). A host
+// rackwire does not hold is CAPM3's to pause.
+func (r *Reconciler) keepForMove(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+	if !held(host) || host.Annotations[metal3v1alpha1.StatusAnnotation] != "" {
+		return nil
+	}
+	b, err := json.Marshal(host.Status)
+	if err != nil {
+		return err
+	}
+	base := host.DeepCopy()
+	host.Annotations[metal3v1alpha1.StatusAnnotation] = string(b)
+	return r.Patch(ctx, host, client.MergeFrom(base))
 }
 
 // held reports whether rackwire's pause is on the host now.
@@ -498,6 +525,7 @@ const (
 	ReasonPortsMoving    = "PortsMoving"
 	ReasonPortFailed     = "PortFailed"
 	ReasonPortTaken      = "PortTaken"
+	ReasonConsumerPaused = "ConsumerPaused"
 	ReasonPortsReady     = "PortsReady"
 	ReasonReleasedByHand = "ReleasedByAnnotation"
 	ReasonPausedByOther  = "PausedByOther"
@@ -530,6 +558,13 @@ func conditions(v *view, s *networkv1alpha1.HostLinkStatus) []event {
 	value, paused := v.host.Annotations[metal3v1alpha1.PausedAnnotation]
 	release := v.link.Annotations[networkv1alpha1.AnnotationReleaseHost] == "true"
 	switch {
+	case v.frozen != "":
+		heldCond.Reason = ReasonConsumerPaused
+		heldCond.Message = v.frozen + ": rackwire neither takes nor lifts its pause until the consumer is unpaused"
+		if s.Held {
+			heldCond.Status = metav1.ConditionTrue
+			heldCond.Message += fmt.Sprintf("; the host keeps rackwire's pause and BMO's %s annotation, so a move keeps its status", metal3v1alpha1.StatusAnnotation)
+		}
 	case s.Held && len(v.failed) > 0:
 		heldCond.Status, heldCond.Reason = metav1.ConditionTrue, ReasonPortFailed
 		heldCond.Message = "the host is paused until its ports carry what it needs, and a port failed: " + strings.Join(v.failed, "; ") +
