@@ -35,7 +35,7 @@ var (
 	CRDDirs    = []string{"config/crd/bases", "config/crd/external", "test/crds"}
 	WebhookDir = "config/webhook"
 	// WebhookFiles are the webhook configurations under WebhookDir.
-	WebhookFiles = []string{"manifests.yaml", "launcherpod.yaml"}
+	WebhookFiles = []string{"manifests.yaml", "launcherpod.yaml", "host.yaml"}
 	SamplesDir   = "config/samples"
 )
 

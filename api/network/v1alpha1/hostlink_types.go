@@ -257,6 +257,10 @@ const (
 	// that cannot get there (a failed switch): the way out after reading the Held condition.
 	// A deleted host goes after one cleaning attempt; its ports are recorded as unknown.
 	AnnotationReleaseHost = "rackwire.metal3.io/release-host"
+	// LabelWired marks the BareMetalHosts rackwire wires: the host webhook fails closed for
+	// them (config/webhook/host.yaml), so a wired host cannot change the network it needs
+	// while the manager is down.
+	LabelWired = "rackwire.metal3.io/wired"
 )
 
 func init() {

@@ -24,6 +24,7 @@ import (
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,7 +55,7 @@ var _ = Describe("one host per port, one tenant per host, no stuck host", Ordere
 		}
 		m := metav1.ObjectMeta{Namespace: infra, Name: "leaf26"}
 		ports := map[string]networkv1alpha1.PortInfo{}
-		for i := 1; i <= 7; i++ {
+		for i := 1; i <= 8; i++ {
 			ports[fmt.Sprintf("s%d", i)] = networkv1alpha1.PortInfo{Name: fmt.Sprintf("Ethernet2/%d", i)}
 		}
 		for _, o := range []client.Object{
@@ -71,7 +72,7 @@ var _ = Describe("one host per port, one tenant per host, no stuck host", Ordere
 		} {
 			Expect(k8s.Create(ctx, o)).To(Succeed())
 		}
-		for i := 1; i <= 7; i++ {
+		for i := 1; i <= 8; i++ {
 			Eventually(portState(infra, fmt.Sprintf("s%d", i))).Should(Equal(networkv1alpha1.StateIdle))
 		}
 	})
@@ -264,6 +265,81 @@ var _ = Describe("one host per port, one tenant per host, no stuck host", Ordere
 		Expect(pausedBy(infra, "hm")()).To(Equal(networkv1alpha1.PausedByRackwire))
 		setMachineAnnotation(infra, "mm", "cluster.x-k8s.io/paused", "-")
 		Eventually(pausedBy(infra, "hm")).Should(BeEmpty())
+	})
+
+	It("holds a host a known switchPort wires from its creation, and refuses changes of a wired host while the webhook is unreachable", func() {
+		const macK, macW, macU = "52:54:26:00:00:5a", "52:54:26:00:00:5b", "52:54:26:00:00:5c"
+		By("a host whose spec.networkInterfaces names a switchPort of a Switch that allows its namespace: paused and labelled at creation")
+		k := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+			"online": true, "bootMACAddress": macK,
+			"bmc": map[string]any{"address": "ipmi://127.0.0.1:6233", "credentialsName": "hk-bmc"},
+			"networkInterfaces": []any{map[string]any{"macAddress": macK,
+				"switchPort": map[string]any{"switchID": chassis, "portID": "Ethernet2/6"}}},
+		}}}
+		k.SetGroupVersionKind(metal3v1alpha1.GroupVersion.WithKind("BareMetalHost"))
+		k.SetNamespace(infra)
+		k.SetName("hk")
+		Expect(k8s.Create(ctx, k)).To(Succeed())
+		Expect(k.GetAnnotations()).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire))
+		Expect(k.GetLabels()).To(HaveKeyWithValue(networkv1alpha1.LabelWired, "true"))
+		Eventually(pausedBy(infra, "hk")).Should(BeEmpty())
+
+		By("a wired host, provisioned, and a host rackwire does not wire")
+		Expect(k8s.Create(ctx, hostLink(infra, "hw", macW, "s8", "prov"))).To(Succeed())
+		w := newHost(infra, "hw", macW)
+		Expect(w.Labels).To(HaveKeyWithValue(networkv1alpha1.LabelWired, "true"))
+		setStatus(infra, "hw", metal3v1alpha1.StateProvisioned)
+		Eventually(linkOf(infra, "hw")).Should(Equal("tenant 1/1"))
+		Eventually(pausedBy(infra, "hw")).Should(BeEmpty())
+		u := newHost(infra, "hu", macU)
+		Expect(u.Labels).NotTo(HaveKey(networkv1alpha1.LabelWired))
+
+		By("the manager's webhook server is unreachable")
+		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: "host-webhook-configuration"}, cfg)).To(Succeed())
+		saved := cfg.DeepCopy()
+		for i := range cfg.Webhooks {
+			cfg.Webhooks[i].ClientConfig.URL = ptr.To("https://127.0.0.1:1/mutate-metal3-io-v1alpha1-baremetalhost")
+		}
+		Expect(k8s.Update(ctx, cfg)).To(Succeed())
+		restore := func() {
+			cur := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: "host-webhook-configuration"}, cur)).To(Succeed())
+			cur.Webhooks = saved.Webhooks
+			Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}
+		DeferCleanup(restore)
+		touch := func(name string, edit func(*metal3v1alpha1.BareMetalHost)) func() error {
+			return func() error {
+				h := &metal3v1alpha1.BareMetalHost{}
+				if err := k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: name}, h); err != nil {
+					return err
+				}
+				edit(h)
+				return k8s.Update(ctx, h)
+			}
+		}
+		note := func(v string) func(*metal3v1alpha1.BareMetalHost) {
+			return func(h *metal3v1alpha1.BareMetalHost) { metav1.SetMetaDataAnnotation(&h.ObjectMeta, "example.com/note", v) }
+		}
+		Eventually(touch("hw", note("probe"))).Should(HaveOccurred())
+
+		By("a scale-down of the wired host is refused, and so is removing its label; the other host is untouched by the outage")
+		err := touch("hw", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Image = nil })()
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("mwiredbaremetalhost-v1alpha1.rackwire.metal3.io"))
+		Expect(touch("hw", func(h *metal3v1alpha1.BareMetalHost) { delete(h.Labels, networkv1alpha1.LabelWired) })()).To(HaveOccurred())
+		Expect(touch("hu", note("during the outage"))()).To(Succeed())
+		h := &metal3v1alpha1.BareMetalHost{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "hw"}, h)).To(Succeed())
+		Expect(h.Spec.Image).NotTo(BeNil())
+
+		By("back up: the scale-down is admitted with rackwire's pause in the same write")
+		restore()
+		Eventually(touch("hw", note("back"))).Should(Succeed())
+		Expect(touch("hw", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Image = nil })()).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "hw"}, h)).To(Succeed())
+		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire))
 	})
 })
 

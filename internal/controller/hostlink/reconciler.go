@@ -128,9 +128,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, nil
 	}
-	if host.DeletionTimestamp.IsZero() && !ours {
+	if host.DeletionTimestamp.IsZero() && (!ours || host.Labels[networkv1alpha1.LabelWired] != "true") {
+		// The label puts the host under the webhook that fails closed.
 		base := host.DeepCopy()
 		controllerutil.AddFinalizer(host, Finalizer)
+		if host.Labels == nil {
+			host.Labels = map[string]string{}
+		}
+		host.Labels[networkv1alpha1.LabelWired] = "true"
 		return ctrl.Result{}, r.Patch(ctx, host, client.MergeFrom(base))
 	}
 	if link == nil {
@@ -250,10 +255,15 @@ func (r *Reconciler) forget(ctx context.Context, link *networkv1alpha1.HostLink)
 	return r.Patch(ctx, link, client.MergeFrom(base))
 }
 
-// letGo removes what rackwire put on a host that has no wiring (any more).
+// letGo removes what rackwire put on a host that has no wiring (any more): its finalizer,
+// its pause and the label that makes the host webhook fail closed.
 func (r *Reconciler) letGo(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
 	base := host.DeepCopy()
 	changed := controllerutil.RemoveFinalizer(host, Finalizer)
+	if _, ok := host.Labels[networkv1alpha1.LabelWired]; ok {
+		delete(host.Labels, networkv1alpha1.LabelWired)
+		changed = true
+	}
 	if host.Annotations[metal3v1alpha1.PausedAnnotation] == networkv1alpha1.PausedByRackwire {
 		delete(host.Annotations, metal3v1alpha1.PausedAnnotation)
 		changed = true
