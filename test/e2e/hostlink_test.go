@@ -45,9 +45,9 @@ import (
 var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO", Ordered, func() {
 	const (
 		infra = "metal3"
-		nic1   = "ab:cd:12:34:56:78" // the MACs, names and LLDP neighbours BMO's fixture reports
-		nic2   = "12:34:56:78:ab:cd"
-		slow   = 3 * time.Minute
+		nic1  = "ab:cd:12:34:56:78" // the MACs, names and LLDP neighbours BMO's fixture reports
+		nic2  = "12:34:56:78:ab:cd"
+		slow  = 3 * time.Minute
 	)
 	var (
 		ctx = context.Background()

@@ -320,7 +320,9 @@ var _ = Describe("one host per port, one tenant per host, no stuck host", Ordere
 			}
 		}
 		note := func(v string) func(*metal3v1alpha1.BareMetalHost) {
-			return func(h *metal3v1alpha1.BareMetalHost) { metav1.SetMetaDataAnnotation(&h.ObjectMeta, "example.com/note", v) }
+			return func(h *metal3v1alpha1.BareMetalHost) {
+				metav1.SetMetaDataAnnotation(&h.ObjectMeta, "example.com/note", v)
+			}
 		}
 		Eventually(touch("hw", note("probe"))).Should(HaveOccurred())
 
