@@ -113,7 +113,8 @@ type SwitchSpec struct {
 
 	// ChassisMAC is the switch's LLDP chassis ID (a MAC address). A host whose inspection
 	// saw this chassis on a NIC (status.hardware.nics[].lldp.switchID) is wired to the port
-	// entry whose name is the LLDP port ID, with no HostLink entry needed.
+	// entry whose name is the LLDP port ID, with no HostLink entry needed, where
+	// discoveryNamespaces allows the host's namespace.
 	// +kubebuilder:validation:Pattern=`^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$`
 	// +optional
 	ChassisMAC string `json:"chassisMAC,omitempty"`
