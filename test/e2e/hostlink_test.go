@@ -27,6 +27,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -294,6 +295,70 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 
 		Expect(k8s.Delete(ctx, getHost("host2"))).To(Succeed())
 		Eventually(hostState("host2"), slow).Should(Equal("gone"))
+		Expect(tag("Ethernet1/1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
+	})
+
+	It("lets one host hold a port two hosts' LLDP names: the port keeps the first host's VLAN, the second host is held", func() {
+		machine("m5", "host5", `[{"configurationRef":{"name":"web"},"nicHint":{"mac":"`+nic1+`"}}]`)
+		newHost("host5")
+		Eventually(hostState("host5"), slow).Should(Equal(string(metal3v1alpha1.StateAvailable)))
+		provision("host5", "m5")
+		Eventually(hostState("host5"), slow).Should(Equal(string(metal3v1alpha1.StateProvisioned)))
+		Eventually(linkStatus("host5"), slow).Should(Equal("tenant 1/1 PortsReady held=false"))
+		Expect(tag("Ethernet1/1")()).To(Equal("201"))
+
+		By("a second host whose inspection sees the same LLDP neighbour: the port's tag never leaves the first host's VLAN")
+		var mu sync.Mutex
+		var samples []string
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+				t := tag("Ethernet1/1")()
+				mu.Lock()
+				samples = append(samples, t)
+				mu.Unlock()
+			}
+		}()
+		newHost("host6")
+		held6 := func() string {
+			l := &networkv1alpha1.HostLink{}
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "host6"}, l)
+			if c := meta.FindStatusCondition(l.Status.Conditions, hostlink.ConditionHeld); c != nil {
+				return c.Reason + ": " + c.Message
+			}
+			return ""
+		}
+		Eventually(held6, slow).Should(And(HavePrefix(hostlink.ReasonPortTaken), ContainSubstring("SwitchPort metal3/rack2-eth1 is held by host metal3/host5")))
+		Expect(getHost("host6").Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire))
+		Eventually(func() []string {
+			list := &eventsv1.EventList{}
+			_ = k8s.List(ctx, list, client.InNamespace(infra))
+			var out []string
+			for _, e := range list.Items {
+				if e.Regarding.Kind == "BareMetalHost" && e.Regarding.Name == "host5" {
+					out = append(out, e.Reason+": "+e.Note)
+				}
+			}
+			return out
+		}, slow).Should(ContainElement(And(HavePrefix(hostlink.ReasonPortTaken), ContainSubstring("metal3/host6"), ContainSubstring("metal3/rack2-eth1"))))
+		close(done)
+		mu.Lock()
+		Expect(samples).NotTo(BeEmpty())
+		Expect(samples).To(HaveEach(Equal("201")))
+		mu.Unlock()
+		Expect(hostState("host5")()).To(Equal(string(metal3v1alpha1.StateProvisioned)))
+
+		By("both hosts deleted: the first cleans the port, the second then gets it, and both go")
+		Expect(k8s.Delete(ctx, getHost("host5"))).To(Succeed())
+		Expect(k8s.Delete(ctx, getHost("host6"))).To(Succeed())
+		Eventually(hostState("host5"), slow).Should(Equal("gone"))
+		Eventually(hostState("host6"), slow).Should(Equal("gone"))
 		Expect(tag("Ethernet1/1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
 	})
 
