@@ -37,12 +37,12 @@ type HostLinkWebhook struct {
 
 // ValidateCreate checks the wiring.
 func (w HostLinkWebhook) ValidateCreate(ctx context.Context, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
-	return w.validate(ctx, l)
+	return w.validate(ctx, nil, l)
 }
 
 // ValidateUpdate checks the wiring.
-func (w HostLinkWebhook) ValidateUpdate(ctx context.Context, _, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
-	return w.validate(ctx, l)
+func (w HostLinkWebhook) ValidateUpdate(ctx context.Context, old, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
+	return w.validate(ctx, old, l)
 }
 
 // ValidateDelete allows deletion: the host's ports are released by the controller.
@@ -53,13 +53,25 @@ func (HostLinkWebhook) ValidateDelete(context.Context, *networkv1alpha1.HostLink
 // validate refuses two NICs on one SwitchPort, a SwitchPort another HostLink names (a port
 // serves one host), and configurations outside the port's namespace (the infra team's
 // configurations live beside the ports); it warns about SwitchPorts and configurations that
-// do not exist yet.
-func (w HostLinkWebhook) validate(ctx context.Context, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
+// do not exist yet. A port the old object already named is not refused again: two HostLinks
+// written before this check must still take their finalizers and status (the controller
+// keeps the port with the first host).
+func (w HostLinkWebhook) validate(ctx context.Context, old, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
 	var errs field.ErrorList
 	var warns admission.Warnings
 	others, err := w.othersPorts(ctx, l)
 	if err != nil {
 		return nil, err
+	}
+	had := map[string]bool{}
+	if old != nil {
+		for _, p := range old.Spec.Ports {
+			ns := p.Port.Namespace
+			if ns == "" {
+				ns = old.Namespace
+			}
+			had[ns+"/"+p.Port.Name] = true
+		}
 	}
 	ports := map[string]int{}
 	for i, p := range l.Spec.Ports {
@@ -74,7 +86,7 @@ func (w HostLinkWebhook) validate(ctx context.Context, l *networkv1alpha1.HostLi
 			continue
 		}
 		ports[key] = i
-		if other, ok := others[key]; ok {
+		if other, ok := others[key]; ok && !had[key] {
 			errs = append(errs, field.Forbidden(path.Child("port"), fmt.Sprintf("SwitchPort %s is already wired by %s; a SwitchPort serves one host", key, other)))
 			continue
 		}
