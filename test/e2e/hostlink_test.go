@@ -398,4 +398,81 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 		}, slow).Should(BeTrue())
 		Expect(strings.TrimSpace(tag("p0")())).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
 	})
+
+	It("keeps its hold while the consumer is paused for a move, and the held host keeps its status for the target's BMO", func() {
+		// host1's HostLink went with host1: rack1-p1 is free.
+		Expect(k8s.Create(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host7"},
+			Spec: networkv1alpha1.HostLinkSpec{Ports: []networkv1alpha1.HostPort{
+				{MAC: nic1, Port: networkv1alpha1.ObjectRef{Name: "rack1-p1"}, ProvisioningConfiguration: &networkv1alpha1.ObjectRef{Name: "prov"}},
+			}}})).To(Succeed())
+		machine("m7", "host7", `[{"configurationRef":{"name":"web"},"nicHint":{"mac":"`+nic1+`"}}]`)
+		newHost("host7")
+		Eventually(hostState("host7"), slow).Should(Equal(string(metal3v1alpha1.StateAvailable)))
+		provision("host7", "m7")
+		Eventually(hostState("host7"), slow).Should(Equal(string(metal3v1alpha1.StateProvisioned)))
+		Eventually(linkStatus("host7"), slow).Should(Equal("tenant 1/1 PortsReady held=false"))
+		Expect(tag("p1")()).To(Equal("201"))
+
+		By("its way back to provisioning fails: the scale-down is held")
+		setProvisioning := func(name string) {
+			l := &networkv1alpha1.HostLink{}
+			ExpectWithOffset(1, k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "host7"}, l)).To(Succeed())
+			base := l.DeepCopy()
+			l.Spec.Ports[0].ProvisioningConfiguration.Name = name
+			ExpectWithOffset(1, k8s.Patch(ctx, l, client.MergeFrom(base))).To(Succeed())
+		}
+		setProvisioning("missing")
+		h := getHost("host7")
+		base := h.DeepCopy()
+		h.Spec.Image = nil
+		Expect(k8s.Patch(ctx, h, client.MergeFrom(base))).To(Succeed())
+		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire))
+		Eventually(linkStatus("host7"), slow).Should(Equal("provisioning 0/1 PortFailed held=true"))
+
+		By("CAPM3's pause step finds the host already paused and does nothing; rackwire keeps the status in BMO's annotation")
+		m := &unstructured.Unstructured{}
+		m.SetGroupVersionKind(hostlink.Metal3MachineGVK)
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "m7"}, m)).To(Succeed())
+		ann := m.GetAnnotations()
+		ann["cluster.x-k8s.io/paused"] = ""
+		m.SetAnnotations(ann)
+		Expect(k8s.Update(ctx, m)).To(Succeed())
+		Eventually(func() string { return getHost("host7").Annotations[metal3v1alpha1.StatusAnnotation] }, slow).Should(ContainSubstring(`"state":"provisioned"`))
+		status := getHost("host7").Annotations[metal3v1alpha1.StatusAnnotation]
+
+		By("the port reaches the provisioning VLAN mid-move: the hold stays until the consumer is unpaused")
+		setProvisioning("prov")
+		Eventually(tag("p1"), slow).Should(Equal("100"))
+		Eventually(linkStatus("host7"), slow).Should(Equal("provisioning 1/1 PortsReady held=true"))
+		Expect(hostState("host7")()).To(Equal(string(metal3v1alpha1.StateProvisioned)))
+
+		By("the target's copy, as clusterctl moves it (annotations, no status): BMO restores the status instead of inspecting again")
+		moved := &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host7-moved",
+			Annotations: map[string]string{metal3v1alpha1.StatusAnnotation: status}},
+			Spec: *getHost("host7").Spec.DeepCopy()}
+		moved.Spec.ConsumerRef = nil
+		moved.Spec.BMC.CredentialsName = "host7-bmc"
+		Expect(k8s.Create(ctx, moved)).To(Succeed())
+		Eventually(func() string {
+			h := getHost("host7-moved")
+			if h == nil || h.Status.HardwareDetails == nil {
+				return ""
+			}
+			return h.Status.Provisioning.Image.URL
+		}, slow).Should(Equal("http://127.0.0.1/image.qcow2"))
+		Expect(k8s.Delete(ctx, getHost("host7-moved"))).To(Succeed())
+
+		By("the consumer unpaused: rackwire lifts its hold and BMO deprovisions on the provisioning VLAN")
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "m7"}, m)).To(Succeed())
+		ann = m.GetAnnotations()
+		delete(ann, "cluster.x-k8s.io/paused")
+		m.SetAnnotations(ann)
+		Expect(k8s.Update(ctx, m)).To(Succeed())
+		Eventually(hostState("host7"), slow).Should(Equal(string(metal3v1alpha1.StateAvailable)))
+		Expect(k8s.Delete(ctx, getHost("host7"))).To(Succeed())
+		Eventually(hostState("host7"), slow).Should(Equal("gone"))
+		Eventually(hostState("host7-moved"), slow).Should(Equal("gone"))
+		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host7"}})).To(Succeed())
+		Expect(tag("p1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
+	})
 })
