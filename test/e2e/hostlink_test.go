@@ -27,6 +27,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,11 +45,10 @@ import (
 // binary moves their ports on the lab's Open vSwitch, and every step is checked there.
 var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO", Ordered, func() {
 	const (
-		infra  = "metal3"
-		tenant = "tenant-a"
-		nic1   = "ab:cd:12:34:56:78" // the MACs, names and LLDP neighbours BMO's fixture reports
-		nic2   = "12:34:56:78:ab:cd"
-		slow   = 3 * time.Minute
+		infra = "metal3"
+		nic1  = "ab:cd:12:34:56:78" // the MACs, names and LLDP neighbours BMO's fixture reports
+		nic2  = "12:34:56:78:ab:cd"
+		slow  = 3 * time.Minute
 	)
 	var (
 		ctx = context.Background()
@@ -71,20 +71,17 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(env.Stop)
 		k8s = env.Client
-		for _, ns := range []string{infra, tenant} {
-			Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-		}
-		// The infra team's namespace bounds its provisioning network like any other.
-		for ns, vlans := range map[string]string{infra: "100", tenant: "200-300"} {
-			Expect(k8s.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
-				Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: networkv1alpha1.VLANRange(vlans)},
-			})).To(Succeed())
-		}
+		// CAPM3 consumes hosts of its own namespace: the hosts, their Metal3Machines and the
+		// tenant's configurations share one (BMO here watches only that one).
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: infra}})).To(Succeed())
+		Expect(k8s.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
+			ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: networkv1alpha1.SwitchResourceLimitName},
+			Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "100-300"},
+		})).To(Succeed())
 		for _, c := range []*networkv1alpha1.SwitchPortConfiguration{
 			{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "prov"}, Spec: networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: ptr.To(networkv1alpha1.VLANID(100))}},
-			{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "web"}, Spec: networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: ptr.To(networkv1alpha1.VLANID(201))}},
-			{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "storage"}, Spec: networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "210-212"}},
+			{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "web"}, Spec: networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: ptr.To(networkv1alpha1.VLANID(201))}},
+			{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "storage"}, Spec: networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "210-212"}},
 		} {
 			Expect(k8s.Create(ctx, c)).To(Succeed())
 		}
@@ -157,18 +154,20 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 		Expect(k8s.Create(ctx, h)).To(Succeed())
 		return h
 	}
-	machine := func(name, annotation string) {
+	// machine is a Metal3Machine as CAPM3 leaves it once it chose its host: naming it back.
+	machine := func(name, host, annotation string) {
 		m := &unstructured.Unstructured{}
 		m.SetGroupVersionKind(hostlink.Metal3MachineGVK)
-		m.SetNamespace(tenant)
+		m.SetNamespace(infra)
 		m.SetName(name)
-		m.SetAnnotations(map[string]string{networkv1alpha1.AnnotationNetworkConfiguration: annotation})
+		m.SetAnnotations(map[string]string{networkv1alpha1.AnnotationNetworkConfiguration: annotation,
+			networkv1alpha1.AnnotationConsumerHost: infra + "/" + host})
 		ExpectWithOffset(1, k8s.Create(ctx, m)).To(Succeed())
 	}
 	provision := func(name, m3m string) {
 		h := getHost(name)
 		base := h.DeepCopy()
-		h.Spec.ConsumerRef = &corev1.ObjectReference{APIVersion: hostlink.Metal3MachineGVK.GroupVersion().String(), Kind: "Metal3Machine", Namespace: tenant, Name: m3m}
+		h.Spec.ConsumerRef = &corev1.ObjectReference{APIVersion: hostlink.Metal3MachineGVK.GroupVersion().String(), Kind: "Metal3Machine", Namespace: infra, Name: m3m}
 		h.Spec.Image = &metal3v1alpha1.Image{URL: "http://127.0.0.1/image.qcow2", Checksum: "http://127.0.0.1/image.qcow2.sha256sum", DiskFormat: ptr.To("qcow2")}
 		ExpectWithOffset(1, k8s.Patch(ctx, h, client.MergeFrom(base))).To(Succeed())
 	}
@@ -220,7 +219,7 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 				{MAC: nic1, Port: networkv1alpha1.ObjectRef{Name: "rack1-p0"}, ProvisioningConfiguration: &networkv1alpha1.ObjectRef{Name: "prov"}},
 				{MAC: nic2, Port: networkv1alpha1.ObjectRef{Name: "rack1-p1"}, ProvisioningConfiguration: &networkv1alpha1.ObjectRef{Name: "prov"}},
 			}}})).To(Succeed())
-		machine("m1", `[{"configurationRef":{"name":"web"},"nicHint":{"name":"nic-1"}},{"configurationRef":{"name":"storage"},"nicHint":{"name":"nic-2"}}]`)
+		machine("m1", "host1", `[{"configurationRef":{"name":"web"},"nicHint":{"name":"nic-1"}},{"configurationRef":{"name":"storage"},"nicHint":{"name":"nic-2"}}]`)
 		stop := watchHost("host1", "p0", "p1")
 
 		By("creating the host: held from its first write until its ports are on the provisioning VLAN")
@@ -240,12 +239,12 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 		Expect(trunks("p1")()).To(Equal("[210, 211, 212]"))
 		p := &networkv1alpha1.SwitchPort{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "rack1-p1"}, p)).To(Succeed())
-		Expect(p.Spec.Configuration).To(Equal(&networkv1alpha1.ConfigurationRef{Name: "storage", Namespace: tenant}))
+		Expect(p.Spec.Configuration).To(Equal(&networkv1alpha1.ConfigurationRef{Name: "storage", Namespace: infra}))
 		Eventually(func() string {
 			l := &networkv1alpha1.SwitchResourceLimit{}
-			_ = k8s.Get(ctx, client.ObjectKey{Namespace: tenant, Name: networkv1alpha1.SwitchResourceLimitName}, l)
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: networkv1alpha1.SwitchResourceLimitName}, l)
 			return l.Status.UsedVLANs
-		}, slow).Should(Equal("201, 210-212"))
+		}, slow).Should(ContainSubstring("201, 210-212"))
 
 		By("taking the image away: held in that same write, back on provisioning before BMO deprovisions")
 		h = getHost("host1")
@@ -273,11 +272,13 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 		sw := objs[2].(*networkv1alpha1.Switch)
 		sw.Spec.ChassisMAC = "AA-BB-CC-DD-EE-FF"
 		sw.Spec.Ports = map[string]networkv1alpha1.PortInfo{"rack2-eth1": {Name: "Ethernet1/1"}}
+		// The infra team vouches for LLDP of its own namespace's hosts on this Switch.
+		sw.Spec.DiscoveryNamespaces = []string{infra}
 		for _, o := range objs {
 			Expect(k8s.Create(ctx, o)).To(Succeed())
 		}
 		Eventually(tag("Ethernet1/1"), slow).Should(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
-		machine("m2", `[{"configurationRef":{"name":"web"},"nicHint":{"mac":"`+nic1+`"}}]`)
+		machine("m2", "host2", `[{"configurationRef":{"name":"web"},"nicHint":{"mac":"`+nic1+`"}}]`)
 
 		newHost("host2")
 		Eventually(hostState("host2"), slow).Should(Equal(string(metal3v1alpha1.StateAvailable)))
@@ -297,7 +298,76 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 		Expect(tag("Ethernet1/1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
 	})
 
+	It("lets one host hold a port two hosts' LLDP names: the port keeps the first host's VLAN, the second host is held", func() {
+		machine("m5", "host5", `[{"configurationRef":{"name":"web"},"nicHint":{"mac":"`+nic1+`"}}]`)
+		newHost("host5")
+		Eventually(hostState("host5"), slow).Should(Equal(string(metal3v1alpha1.StateAvailable)))
+		provision("host5", "m5")
+		Eventually(hostState("host5"), slow).Should(Equal(string(metal3v1alpha1.StateProvisioned)))
+		Eventually(linkStatus("host5"), slow).Should(Equal("tenant 1/1 PortsReady held=false"))
+		Expect(tag("Ethernet1/1")()).To(Equal("201"))
+
+		By("a second host whose inspection sees the same LLDP neighbour: the port's tag never leaves the first host's VLAN")
+		var mu sync.Mutex
+		var samples []string
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+				t := tag("Ethernet1/1")()
+				mu.Lock()
+				samples = append(samples, t)
+				mu.Unlock()
+			}
+		}()
+		newHost("host6")
+		held6 := func() string {
+			l := &networkv1alpha1.HostLink{}
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "host6"}, l)
+			if c := meta.FindStatusCondition(l.Status.Conditions, hostlink.ConditionHeld); c != nil {
+				return c.Reason + ": " + c.Message
+			}
+			return ""
+		}
+		Eventually(held6, slow).Should(And(HavePrefix(hostlink.ReasonPortTaken), ContainSubstring("SwitchPort metal3/rack2-eth1 is held by host metal3/host5")))
+		Expect(getHost("host6").Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire))
+		Eventually(func() []string {
+			list := &eventsv1.EventList{}
+			_ = k8s.List(ctx, list, client.InNamespace(infra))
+			var out []string
+			for _, e := range list.Items {
+				if e.Regarding.Kind == "BareMetalHost" && e.Regarding.Name == "host5" {
+					out = append(out, e.Reason+": "+e.Note)
+				}
+			}
+			return out
+		}, slow).Should(ContainElement(And(HavePrefix(hostlink.ReasonPortTaken), ContainSubstring("metal3/host6"), ContainSubstring("metal3/rack2-eth1"))))
+		close(done)
+		mu.Lock()
+		Expect(samples).NotTo(BeEmpty())
+		Expect(samples).To(HaveEach(Equal("201")))
+		mu.Unlock()
+		Expect(hostState("host5")()).To(Equal(string(metal3v1alpha1.StateProvisioned)))
+
+		By("both hosts deleted: the first cleans the port, the second then gets it, and both go")
+		Expect(k8s.Delete(ctx, getHost("host5"))).To(Succeed())
+		Expect(k8s.Delete(ctx, getHost("host6"))).To(Succeed())
+		Eventually(hostState("host5"), slow).Should(Equal("gone"))
+		Eventually(hostState("host6"), slow).Should(Equal("gone"))
+		Expect(tag("Ethernet1/1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
+	})
+
 	It("holds a host whose port failed, says which and why, and lets it go when asked", func() {
+		// A SwitchPort is named by one HostLink: host1's goes first, with host1.
+		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host1"}})).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "host1"}, &networkv1alpha1.HostLink{}))
+		}, slow).Should(BeTrue())
 		Expect(k8s.Create(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host3"},
 			Spec: networkv1alpha1.HostLinkSpec{Ports: []networkv1alpha1.HostPort{
 				{MAC: nic1, Port: networkv1alpha1.ObjectRef{Name: "rack1-p0"}, ProvisioningConfiguration: &networkv1alpha1.ObjectRef{Name: "missing"}},
@@ -327,5 +397,82 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 			return apierrors.IsNotFound(err)
 		}, slow).Should(BeTrue())
 		Expect(strings.TrimSpace(tag("p0")())).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
+	})
+
+	It("keeps its hold while the consumer is paused for a move, and the held host keeps its status for the target's BMO", func() {
+		// host1's HostLink went with host1: rack1-p1 is free.
+		Expect(k8s.Create(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host7"},
+			Spec: networkv1alpha1.HostLinkSpec{Ports: []networkv1alpha1.HostPort{
+				{MAC: nic1, Port: networkv1alpha1.ObjectRef{Name: "rack1-p1"}, ProvisioningConfiguration: &networkv1alpha1.ObjectRef{Name: "prov"}},
+			}}})).To(Succeed())
+		machine("m7", "host7", `[{"configurationRef":{"name":"web"},"nicHint":{"mac":"`+nic1+`"}}]`)
+		newHost("host7")
+		Eventually(hostState("host7"), slow).Should(Equal(string(metal3v1alpha1.StateAvailable)))
+		provision("host7", "m7")
+		Eventually(hostState("host7"), slow).Should(Equal(string(metal3v1alpha1.StateProvisioned)))
+		Eventually(linkStatus("host7"), slow).Should(Equal("tenant 1/1 PortsReady held=false"))
+		Expect(tag("p1")()).To(Equal("201"))
+
+		By("its way back to provisioning fails: the scale-down is held")
+		setProvisioning := func(name string) {
+			l := &networkv1alpha1.HostLink{}
+			ExpectWithOffset(1, k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "host7"}, l)).To(Succeed())
+			base := l.DeepCopy()
+			l.Spec.Ports[0].ProvisioningConfiguration.Name = name
+			ExpectWithOffset(1, k8s.Patch(ctx, l, client.MergeFrom(base))).To(Succeed())
+		}
+		setProvisioning("missing")
+		h := getHost("host7")
+		base := h.DeepCopy()
+		h.Spec.Image = nil
+		Expect(k8s.Patch(ctx, h, client.MergeFrom(base))).To(Succeed())
+		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire))
+		Eventually(linkStatus("host7"), slow).Should(Equal("provisioning 0/1 PortFailed held=true"))
+
+		By("CAPM3's pause step finds the host already paused and does nothing; rackwire keeps the status in BMO's annotation")
+		m := &unstructured.Unstructured{}
+		m.SetGroupVersionKind(hostlink.Metal3MachineGVK)
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "m7"}, m)).To(Succeed())
+		ann := m.GetAnnotations()
+		ann["cluster.x-k8s.io/paused"] = ""
+		m.SetAnnotations(ann)
+		Expect(k8s.Update(ctx, m)).To(Succeed())
+		Eventually(func() string { return getHost("host7").Annotations[metal3v1alpha1.StatusAnnotation] }, slow).Should(ContainSubstring(`"state":"provisioned"`))
+		status := getHost("host7").Annotations[metal3v1alpha1.StatusAnnotation]
+
+		By("the port reaches the provisioning VLAN mid-move: the hold stays until the consumer is unpaused")
+		setProvisioning("prov")
+		Eventually(tag("p1"), slow).Should(Equal("100"))
+		Eventually(linkStatus("host7"), slow).Should(Equal("provisioning 1/1 PortsReady held=true"))
+		Expect(hostState("host7")()).To(Equal(string(metal3v1alpha1.StateProvisioned)))
+
+		By("the target's copy, as clusterctl moves it (annotations, no status): BMO restores the status instead of inspecting again")
+		moved := &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host7-moved",
+			Annotations: map[string]string{metal3v1alpha1.StatusAnnotation: status}},
+			Spec: *getHost("host7").Spec.DeepCopy()}
+		moved.Spec.ConsumerRef = nil
+		moved.Spec.BMC.CredentialsName = "host7-bmc"
+		Expect(k8s.Create(ctx, moved)).To(Succeed())
+		Eventually(func() string {
+			h := getHost("host7-moved")
+			if h == nil || h.Status.HardwareDetails == nil {
+				return ""
+			}
+			return h.Status.Provisioning.Image.URL
+		}, slow).Should(Equal("http://127.0.0.1/image.qcow2"))
+		Expect(k8s.Delete(ctx, getHost("host7-moved"))).To(Succeed())
+
+		By("the consumer unpaused: rackwire lifts its hold and BMO deprovisions on the provisioning VLAN")
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "m7"}, m)).To(Succeed())
+		ann = m.GetAnnotations()
+		delete(ann, "cluster.x-k8s.io/paused")
+		m.SetAnnotations(ann)
+		Expect(k8s.Update(ctx, m)).To(Succeed())
+		Eventually(hostState("host7"), slow).Should(Equal(string(metal3v1alpha1.StateAvailable)))
+		Expect(k8s.Delete(ctx, getHost("host7"))).To(Succeed())
+		Eventually(hostState("host7"), slow).Should(Equal("gone"))
+		Eventually(hostState("host7-moved"), slow).Should(Equal("gone"))
+		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host7"}})).To(Succeed())
+		Expect(tag("p1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
 	})
 })

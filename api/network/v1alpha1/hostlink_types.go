@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // ObjectRef names an object; the namespace defaults to the referring object's.
@@ -67,6 +68,11 @@ type HostLinkSpec struct {
 	// +optional
 	Ports []HostPort `json:"ports,omitempty"`
 }
+
+// AnnotationConsumerHost is CAPM3's annotation on a Metal3Machine naming the host it
+// consumes, "<namespace>/<name>": a consumerRef counts only when the consumer names the host
+// back.
+const AnnotationConsumerHost = "metal3.io/BareMetalHost"
 
 // HostNetwork is what a host's ports carry in a provisioning state.
 // +kubebuilder:validation:Enum=provisioning;tenant;clean
@@ -118,6 +124,43 @@ type HostPortStatus struct {
 	// Message says why the port does not carry Want, when it does not.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Since is when this host began to hold the port: between hosts the first holder
+	// keeps it.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+	// HeldBy is the HostLink of the host that holds the port instead of this one; this
+	// host is held until that one lets the port go.
+	// +optional
+	HeldBy *ObjectRef `json:"heldBy,omitempty"`
+}
+
+// SeenWiring is wiring rackwire discovered but does not use.
+type SeenWiring struct {
+	// NIC is the host's interface name, when inspection reported it.
+	// +optional
+	NIC string `json:"nic,omitempty"`
+	// MAC of the NIC.
+	// +optional
+	MAC string `json:"mac,omitempty"`
+	// Source of the wiring.
+	Source WiringSource `json:"source"`
+	// SwitchPort the NIC would be cabled to.
+	SwitchPort ObjectRef `json:"switchPort"`
+	// Reason says why the wiring is not used.
+	Reason string `json:"reason"`
+}
+
+// UnknownPort is a port a deleted host let go of before it was confirmed clean: it was
+// unlinked, and its SwitchPort cleans it as soon as the switch is reachable.
+type UnknownPort struct {
+	// SwitchPort that was unlinked.
+	SwitchPort ObjectRef `json:"switchPort"`
+	// HostUID is the host that left it.
+	// +optional
+	HostUID types.UID `json:"hostUID,omitempty"`
+	// Message is what the port reported when the host went.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // HostLinkStatus is where the host's ports are.
@@ -142,6 +185,18 @@ type HostLinkStatus struct {
 	// Ports are the host's wired ports.
 	// +optional
 	Ports []HostPortStatus `json:"ports,omitempty"`
+	// HostUID is the BareMetalHost the entries were first used for. A later host of the
+	// same name gets the entries only for the MACs it has: a name is not an identity.
+	// +optional
+	HostUID types.UID `json:"hostUID,omitempty"`
+	// Unused is wiring seen (spec.networkInterfaces, LLDP) but not used: no Switch allows
+	// discovered wiring for the host's namespace there, or a HostLink entry names the port.
+	// +optional
+	Unused []SeenWiring `json:"unused,omitempty"`
+	// Unknown are ports a deleted host let go of (release annotation) before they were
+	// confirmed clean.
+	// +optional
+	Unknown []UnknownPort `json:"unknown,omitempty"`
 	// ObservedGeneration is the spec generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -200,7 +255,12 @@ const (
 	PausedByRackwire = "rackwire.metal3.io/ports"
 	// AnnotationReleaseHost on a HostLink, set to "true", releases a host held for ports
 	// that cannot get there (a failed switch): the way out after reading the Held condition.
+	// A deleted host goes after one cleaning attempt; its ports are recorded as unknown.
 	AnnotationReleaseHost = "rackwire.metal3.io/release-host"
+	// LabelWired marks the BareMetalHosts rackwire wires: the host webhook fails closed for
+	// them (config/webhook/host.yaml), so a wired host cannot change the network it needs
+	// while the manager is down.
+	LabelWired = "rackwire.metal3.io/wired"
 )
 
 func init() {

@@ -94,6 +94,11 @@ type PortInfo struct {
 	// Clean overrides the Switch-wide clean policy for this port, field by field.
 	// +optional
 	Clean *CleanPolicy `json:"clean,omitempty"`
+
+	// DiscoveryNamespaces overrides the Switch's discoveryNamespaces for this port.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	DiscoveryNamespaces []string `json:"discoveryNamespaces,omitempty"`
 }
 
 // SwitchSpec defines a switch and its ports.
@@ -108,10 +113,18 @@ type SwitchSpec struct {
 
 	// ChassisMAC is the switch's LLDP chassis ID (a MAC address). A host whose inspection
 	// saw this chassis on a NIC (status.hardware.nics[].lldp.switchID) is wired to the port
-	// entry whose name is the LLDP port ID, with no HostLink entry needed.
+	// entry whose name is the LLDP port ID, with no HostLink entry needed, where
+	// discoveryNamespaces allows the host's namespace.
 	// +kubebuilder:validation:Pattern=`^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$`
 	// +optional
 	ChassisMAC string `json:"chassisMAC,omitempty"`
+	// DiscoveryNamespaces are the namespaces of BareMetalHosts whose discovered wiring
+	// (LLDP in status.hardware, spec.networkInterfaces[].switchPort) may drive this Switch's
+	// ports. Whoever writes a host can write both, so by default (empty) no discovered
+	// wiring is used: only HostLink entries are, and the rest is reported as unused.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	DiscoveryNamespaces []string `json:"discoveryNamespaces,omitempty"`
 	// Ports maps the name of a SwitchPort object to the real port it represents.
 	// +kubebuilder:validation:MaxProperties=1024
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 253 && k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'))",message="port keys must be valid SwitchPort object names (lowercase DNS subdomains)"

@@ -59,7 +59,7 @@ var _ = Describe("host links", Ordered, func() {
 				Bridge: "br0", InsecureIgnoreHostKey: true, CredentialsSecret: networkv1alpha1.SecretRef{Name: "leaf"}}},
 			&networkv1alpha1.Switch{ObjectMeta: meta, Spec: networkv1alpha1.SwitchSpec{
 				Provider: networkv1alpha1.ProviderRef{Kind: "AnsibleSwitch", Name: "leaf"}, ChassisMAC: chassis,
-				Clean: networkv1alpha1.CleanPolicy{ParkingVLAN: &parking},
+				Clean: networkv1alpha1.CleanPolicy{ParkingVLAN: &parking}, DiscoveryNamespaces: []string{tenant},
 				Ports: map[string]networkv1alpha1.PortInfo{
 					"leaf-e1": {Name: "Ethernet1/1"},
 					"leaf-e2": {Name: "Ethernet1/2"},
@@ -100,6 +100,7 @@ var _ = Describe("host links", Ordered, func() {
 		m.SetGroupVersionKind(hostlink.Metal3MachineGVK)
 		m.SetNamespace(tenant)
 		m.SetName("m1")
+		m.SetAnnotations(map[string]string{networkv1alpha1.AnnotationConsumerHost: tenant + "/h1"})
 		Expect(k8s.Create(ctx, m)).To(Succeed())
 
 		h := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
@@ -114,7 +115,7 @@ var _ = Describe("host links", Ordered, func() {
 			},
 		}}}
 		h.SetGroupVersionKind(metal3v1alpha1.GroupVersion.WithKind("BareMetalHost"))
-		h.SetNamespace(infra)
+		h.SetNamespace(tenant)
 		h.SetName("h1")
 		Expect(k8s.Create(ctx, h)).To(Succeed())
 		host := &metal3v1alpha1.BareMetalHost{}
@@ -128,15 +129,15 @@ var _ = Describe("host links", Ordered, func() {
 		}
 		// The controller adds its finalizer meanwhile: retry on conflicts, as BMO does.
 		Eventually(func() error {
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "h1"}, host); err != nil {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: tenant, Name: "h1"}, host); err != nil {
 				return err
 			}
 			host.Status = status
 			return k8s.Status().Update(ctx, host)
 		}).Should(Succeed())
 
-		By("the tenant's attachment becomes a configuration in the tenant's namespace, linked to the infra team's port")
-		Eventually(linkOf(infra, "h1")).Should(Equal("tenant 2/2"))
+		By("the tenant's host, in a namespace the Switch allows discovered wiring for: the tenant's attachment becomes a configuration in the tenant's namespace, linked to the infra team's port")
+		Eventually(linkOf(tenant, "h1")).Should(Equal("tenant 2/2"))
 		p := &networkv1alpha1.SwitchPort{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "leaf-e1"}, p)).To(Succeed())
 		Expect(p.Spec.Configuration).NotTo(BeNil())
@@ -152,7 +153,7 @@ var _ = Describe("host links", Ordered, func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "leaf-e2"}, p)).To(Succeed())
 		Expect(p.Spec.Configuration).To(BeNil())
 		l := &networkv1alpha1.HostLink{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "h1"}, l)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: tenant, Name: "h1"}, l)).To(Succeed())
 		c := meta.FindStatusCondition(l.Status.Conditions, networkv1alpha1.ConditionReady)
 		Expect(c).NotTo(BeNil())
 		Expect(c.Reason).To(Equal(hostlink.ReasonWiringProblem))
@@ -171,14 +172,14 @@ var _ = Describe("host links", Ordered, func() {
 
 		By("the host is not held once its ports carry what it needs")
 		Eventually(func() map[string]string {
-			_ = k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "h1"}, host)
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: tenant, Name: "h1"}, host)
 			return host.Annotations
 		}).ShouldNot(HaveKey(metal3v1alpha1.PausedAnnotation))
 
 		By("deleted, the host waits for its ports to be clean, then goes")
 		Expect(k8s.Delete(ctx, host)).To(Succeed())
 		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "h1"}, host))
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: tenant, Name: "h1"}, host))
 		}).Should(BeTrue())
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "leaf-e1"}, p)).To(Succeed())
 		Expect(p.Spec.Configuration).To(BeNil())

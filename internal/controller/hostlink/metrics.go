@@ -33,10 +33,10 @@ import (
 var (
 	waitingDesc = prometheus.NewDesc("rackwire_hostlink_hosts_waiting",
 		"Hosts whose ports do not carry what their state needs yet, by the reason of their HostLink's Ready condition "+
-			"(PortsMoving, PortFailed, WiringProblem).", []string{"reason"}, nil)
+			"(PortsMoving, PortFailed, PortTaken, WiringProblem).", []string{"reason"}, nil)
 	heldDesc = prometheus.NewDesc("rackwire_hostlink_hosts_held",
 		"Hosts rackwire holds (BMO's paused annotation) until their ports are ready, by the reason of the HostLink's "+
-			"Held condition (PortsMoving, PortFailed).", []string{"reason"}, nil)
+			"Held condition (PortsMoving, PortFailed, PortTaken, ConsumerPaused).", []string{"reason"}, nil)
 
 	// linkMetrics is the one collector of the process, pointed at the cache of the manager
 	// last set up (a test process sets up several).
@@ -52,8 +52,8 @@ func collectLinks(ctx context.Context, cache client.Reader, ch chan<- prometheus
 	if err := cache.List(ctx, &links); err != nil {
 		return fmt.Errorf("listing HostLinks: %w", err)
 	}
-	waiting := map[string]int{ReasonPortsMoving: 0, ReasonPortFailed: 0, ReasonWiringProblem: 0}
-	held := map[string]int{ReasonPortsMoving: 0, ReasonPortFailed: 0}
+	waiting := map[string]int{ReasonPortsMoving: 0, ReasonPortFailed: 0, ReasonPortTaken: 0, ReasonWiringProblem: 0}
+	held := map[string]int{ReasonPortsMoving: 0, ReasonPortFailed: 0, ReasonPortTaken: 0, ReasonConsumerPaused: 0}
 	for i := range links.Items {
 		conds := links.Items[i].Status.Conditions
 		if r := meta.FindStatusCondition(conds, networkv1alpha1.ConditionReady); r != nil && r.Status == metav1.ConditionFalse {

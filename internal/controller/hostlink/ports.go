@@ -28,7 +28,8 @@ import (
 
 // wantOf is the configuration the port must carry on the host's network: the infra team's
 // provisioning configuration (or the clean state), the consumer's configuration for the NIC,
-// or, for a host the infra team provisions without a Metal3Machine, the HostLink's own.
+// or, for a host the infra team provisions without a Metal3Machine, the HostLink's own. A
+// refused consumer gets nothing: the ports keep the provisioning configuration.
 func wantOf(w wired, network networkv1alpha1.HostNetwork, t *tenant) *networkv1alpha1.ConfigurationRef {
 	own := func(r *networkv1alpha1.ObjectRef) *networkv1alpha1.ConfigurationRef {
 		if r == nil {
@@ -40,6 +41,9 @@ func wantOf(w wired, network networkv1alpha1.HostNetwork, t *tenant) *networkv1a
 	case networkv1alpha1.NetworkProvisioning:
 		return own(w.provisioning)
 	case networkv1alpha1.NetworkTenant:
+		if t != nil && t.refused {
+			return own(w.provisioning)
+		}
 		if t == nil {
 			return own(w.configured)
 		}

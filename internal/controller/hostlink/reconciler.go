@@ -18,6 +18,7 @@ package hostlink
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -62,10 +63,26 @@ type view struct {
 	link     *networkv1alpha1.HostLink
 	network  networkv1alpha1.HostNetwork
 	tenant   *tenant
+	found    *found
 	ports    []networkv1alpha1.HostPortStatus
 	problems []string
 	failed   []string // "SwitchPort ns/name: why"
+	taken    []string // "SwitchPort ns/name is held by host ns/name"
+	contests []contest
 	ready    int
+	// unclean are the ports of a deleted host that were unlinked and tried once but are not
+	// confirmed clean; untried counts those not tried yet.
+	unclean  []networkv1alpha1.UnknownPort
+	untried  int
+	released bool // the release annotation let a deleted host go
+	// frozen says why the consumer is paused (clusterctl move): no hold is taken or lifted.
+	frozen string
+}
+
+// contest is a port this host newly found held by another host.
+type contest struct {
+	port  client.ObjectKey
+	other *networkv1alpha1.HostLink
 }
 
 // Reconcile follows the finalizer-then-return pattern on the host and writes the HostLink's
@@ -91,25 +108,41 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		controllerutil.AddFinalizer(link, Finalizer)
 		return ctrl.Result{}, r.Patch(ctx, link, client.MergeFrom(base))
 	}
-	wires, problems, err := wiring(ctx, r, host, link)
+	f, err := wiring(ctx, r, host, link)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	ours := controllerutil.ContainsFinalizer(host, Finalizer)
-	if len(wires) == 0 && link == nil {
-		// Nothing is cabled as far as anyone said: nothing to hold or clean.
-		return ctrl.Result{}, r.letGo(ctx, host)
+	if len(f.wires) == 0 && !linksAny(link) {
+		// Nothing is cabled as far as anyone vouches: nothing to hold or clean. Wiring seen
+		// but not used still gets a HostLink, to be reported.
+		if err := r.letGo(ctx, host); err != nil {
+			return ctrl.Result{}, err
+		}
+		switch {
+		case link != nil:
+			v := &view{host: host, link: link, network: NetworkOf(host), problems: f.problems, found: f}
+			return ctrl.Result{}, r.writeStatus(ctx, v)
+		case len(f.unused) > 0 && host.DeletionTimestamp.IsZero():
+			return ctrl.Result{}, r.createLink(ctx, host)
+		}
+		return ctrl.Result{}, nil
 	}
-	if host.DeletionTimestamp.IsZero() && !ours {
+	if host.DeletionTimestamp.IsZero() && (!ours || host.Labels[networkv1alpha1.LabelWired] != "true") {
+		// The label puts the host under the webhook that fails closed.
 		base := host.DeepCopy()
 		controllerutil.AddFinalizer(host, Finalizer)
+		if host.Labels == nil {
+			host.Labels = map[string]string{}
+		}
+		host.Labels[networkv1alpha1.LabelWired] = "true"
 		return ctrl.Result{}, r.Patch(ctx, host, client.MergeFrom(base))
 	}
 	if link == nil {
 		return ctrl.Result{}, r.createLink(ctx, host)
 	}
 
-	v := &view{host: host, link: link, network: NetworkOf(host), problems: problems}
+	v := &view{host: host, link: link, network: NetworkOf(host), problems: f.problems, found: f}
 	if v.network == networkv1alpha1.NetworkTenant {
 		t, problem, err := consumerOf(ctx, r, host, nicNames(host))
 		if err != nil {
@@ -120,10 +153,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			v.problems = append(v.problems, problem)
 		}
 	}
-	if err := r.release(ctx, link, wires); err != nil {
+	if v.frozen, err = consumerPaused(ctx, r, host); err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, w := range wires {
+	if err := r.release(ctx, link, f.wires); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, w := range f.wires {
 		if err := r.drive(ctx, v, w); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -131,13 +167,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.hold(ctx, v); err != nil {
 		return ctrl.Result{}, err
 	}
-	if !host.DeletionTimestamp.IsZero() && v.network == networkv1alpha1.NetworkClean && v.ready == len(v.ports) && ours {
-		base := host.DeepCopy()
-		controllerutil.RemoveFinalizer(host, Finalizer)
-		if err := r.Patch(ctx, host, client.MergeFrom(base)); err != nil {
+	if !host.DeletionTimestamp.IsZero() && v.network == networkv1alpha1.NetworkClean && ours {
+		if err := r.finish(ctx, v); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.Recorder.Eventf(host, link, corev1.EventTypeNormal, "PortsClean", "Release", "every SwitchPort of the host is clean; the host may go")
 	}
 	if err := r.writeStatus(ctx, v); err != nil {
 		return ctrl.Result{}, err
@@ -146,6 +179,47 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: r.Recheck}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// finish lets a deleted host go once its ports are clean, or, with the release annotation,
+// once every port that is not was unlinked and tried once: those are recorded as unknown,
+// and their SwitchPorts clean them when the switch answers again.
+func (r *Reconciler) finish(ctx context.Context, v *view) error {
+	host, link := v.host, v.link
+	clean := v.ready == len(v.ports)
+	if !clean && (link.Annotations[networkv1alpha1.AnnotationReleaseHost] != "true" || v.untried > 0) {
+		return nil
+	}
+	base := host.DeepCopy()
+	controllerutil.RemoveFinalizer(host, Finalizer)
+	if err := r.Patch(ctx, host, client.MergeFrom(base)); err != nil {
+		return err
+	}
+	if clean {
+		r.Recorder.Eventf(host, link, corev1.EventTypeNormal, "PortsClean", "Release", "every SwitchPort of the host is clean or gone; the host may go")
+		return nil
+	}
+	v.released = true
+	for _, u := range v.unclean {
+		r.Recorder.Eventf(host, link, corev1.EventTypeWarning, "PortUnknown", "Release",
+			"the release annotation let the host go after one cleaning attempt: SwitchPort %s/%s is unlinked but not confirmed clean (%s); it is cleaned when the switch answers",
+			u.SwitchPort.Namespace, u.SwitchPort.Name, u.Message)
+	}
+	return nil
+}
+
+// linksAny says whether the HostLink's status has a port linked to a configuration, which
+// must be released.
+func linksAny(link *networkv1alpha1.HostLink) bool {
+	if link == nil {
+		return false
+	}
+	for _, p := range link.Status.Ports {
+		if p.Want != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func nicNames(host *metal3v1alpha1.BareMetalHost) map[string]string {
@@ -181,10 +255,15 @@ func (r *Reconciler) forget(ctx context.Context, link *networkv1alpha1.HostLink)
 	return r.Patch(ctx, link, client.MergeFrom(base))
 }
 
-// letGo removes what rackwire put on a host that has no wiring (any more).
+// letGo removes what rackwire put on a host that has no wiring (any more): its finalizer,
+// its pause and the label that makes the host webhook fail closed.
 func (r *Reconciler) letGo(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
 	base := host.DeepCopy()
 	changed := controllerutil.RemoveFinalizer(host, Finalizer)
+	if _, ok := host.Labels[networkv1alpha1.LabelWired]; ok {
+		delete(host.Labels, networkv1alpha1.LabelWired)
+		changed = true
+	}
 	if host.Annotations[metal3v1alpha1.PausedAnnotation] == networkv1alpha1.PausedByRackwire {
 		delete(host.Annotations, metal3v1alpha1.PausedAnnotation)
 		changed = true
@@ -195,10 +274,39 @@ func (r *Reconciler) letGo(ctx context.Context, host *metal3v1alpha1.BareMetalHo
 	return r.Patch(ctx, host, client.MergeFrom(base))
 }
 
-// drive links the port to what the host's state needs and records whether it carries it.
+// drive links the port to what the host's state needs and records whether it carries it. A
+// port another host holds is left alone: this host is held until it is free.
 func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
+	clean := v.network == networkv1alpha1.NetworkClean
+	ref := networkv1alpha1.ObjectRef{Name: w.port.Name, Namespace: w.port.Namespace}
+	prev := previous(v.link, w.port)
+	mine := claim{spec: w.source == networkv1alpha1.WiringSpec, since: time.Now().Truncate(time.Second), uid: v.link.UID}
+	if prev != nil && prev.HeldBy == nil && prev.Since != nil {
+		mine.since, mine.held = prev.Since.Time, true
+	}
+	other, err := holderOf(ctx, r, v.link, w, mine)
+	if err != nil {
+		return err
+	}
+	if other != nil {
+		st := networkv1alpha1.HostPortStatus{NIC: w.nic, MAC: w.mac, Source: w.source, SwitchPort: ref, Carries: "taken",
+			HeldBy: &networkv1alpha1.ObjectRef{Kind: "HostLink", Namespace: other.Namespace, Name: other.Name}}
+		st.Message = fmt.Sprintf("SwitchPort %s is held by host %s/%s, which claimed it first or through a HostLink entry", w.port, other.Namespace, other.Name)
+		if clean {
+			// Not this host's to clean: nothing to wait for.
+			st.Ready = true
+			v.ready++
+		} else {
+			v.taken = append(v.taken, st.Message)
+		}
+		if prev == nil || prev.HeldBy == nil || prev.HeldBy.Namespace != other.Namespace || prev.HeldBy.Name != other.Name {
+			v.contests = append(v.contests, contest{port: w.port, other: other})
+		}
+		v.ports = append(v.ports, st)
+		return nil
+	}
 	want := wantOf(w, v.network, v.tenant)
-	if want == nil && v.network == networkv1alpha1.NetworkTenant && w.attachment != nil {
+	if want == nil && v.network == networkv1alpha1.NetworkTenant && w.attachment != nil && v.tenant.accepted() {
 		ref, problem, err := r.attached(ctx, v, *w.attachment)
 		if err != nil {
 			return err
@@ -208,17 +316,22 @@ func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
 		}
 		want = ref
 	}
-	st := networkv1alpha1.HostPortStatus{NIC: w.nic, MAC: w.mac, Source: w.source,
-		SwitchPort: networkv1alpha1.ObjectRef{Name: w.port.Name, Namespace: w.port.Namespace}, Want: want}
+	since := metav1.NewTime(mine.since)
+	st := networkv1alpha1.HostPortStatus{NIC: w.nic, MAC: w.mac, Source: w.source, SwitchPort: ref, Want: want, Since: &since}
 	p := &networkv1alpha1.SwitchPort{}
-	err := r.Get(ctx, w.port, p)
+	err = r.Get(ctx, w.port, p)
 	switch {
+	case apierrors.IsNotFound(err) && clean:
+		st.Carries, st.Ready, st.Since = "gone", true, nil
+		st.Message = fmt.Sprintf("SwitchPort %s does not exist: nothing is left to clean, it counts as released", w.port)
+		v.ready++
 	case apierrors.IsNotFound(err):
 		st.Carries, st.Message = "missing", fmt.Sprintf("SwitchPort %s does not exist", w.port)
 		v.failed = append(v.failed, st.Message)
 	case err != nil:
 		return err
 	default:
+		tried := true
 		if !sameRef(p.Spec.Configuration, want, p.Namespace) {
 			base := p.DeepCopy()
 			p.Spec.Configuration = want
@@ -228,8 +341,12 @@ func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
 				}
 				st.Carries, st.Message = "refused", err.Error()
 				v.failed = append(v.failed, fmt.Sprintf("SwitchPort %s: %s", w.port, err.Error()))
+				if clean {
+					v.unclean = append(v.unclean, networkv1alpha1.UnknownPort{SwitchPort: ref, HostUID: v.host.UID, Message: "unlinking was refused: " + err.Error()})
+				}
 				break
 			}
+			tried = false // the SwitchPort has not seen the new link yet
 		}
 		ok, carries, failed := carriage(p, want)
 		st.Ready, st.Carries = ok, carries
@@ -237,11 +354,34 @@ func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
 			st.Message = failed
 			v.failed = append(v.failed, fmt.Sprintf("SwitchPort %s: %s", w.port, failed))
 		}
-		if ok {
+		switch {
+		case ok:
 			v.ready++
+			if clean {
+				st.Since = nil // clean, the port is free for another host
+			}
+		case clean && tried && (failed != "" || p.Status.ObservedGeneration == p.Generation):
+			msg := st.Message
+			if msg == "" {
+				msg = "state " + carries
+			}
+			v.unclean = append(v.unclean, networkv1alpha1.UnknownPort{SwitchPort: ref, HostUID: v.host.UID, Message: msg})
+		case clean:
+			v.untried++
 		}
 	}
 	v.ports = append(v.ports, st)
+	return nil
+}
+
+// previous is the port's entry in the HostLink's status, if any.
+func previous(link *networkv1alpha1.HostLink, port client.ObjectKey) *networkv1alpha1.HostPortStatus {
+	for i := range link.Status.Ports {
+		p := &link.Status.Ports[i]
+		if p.SwitchPort.Name == port.Name && p.SwitchPort.Namespace == port.Namespace {
+			return p
+		}
+	}
 	return nil
 }
 
@@ -282,6 +422,9 @@ func (r *Reconciler) release(ctx context.Context, link *networkv1alpha1.HostLink
 // ports are being cleaned after BMO let it go, or that is detached, has nothing BMO would do.
 func (r *Reconciler) hold(ctx context.Context, v *view) error {
 	host := v.host
+	if v.frozen != "" {
+		return r.keepForMove(ctx, host)
+	}
 	value, paused := host.Annotations[metal3v1alpha1.PausedAnnotation]
 	ours := paused && value == networkv1alpha1.PausedByRackwire
 	need := v.ready < len(v.ports) && v.network != networkv1alpha1.NetworkClean &&
@@ -302,6 +445,24 @@ func (r *Reconciler) hold(ctx context.Context, v *view) error {
 	return nil
 }
 
+// keepForMove does what CAPM3 does not for a host rackwire already paused when its Cluster is
+// paused (CAPM3 sees "already paused" and writes nothing): it copies the host's status into
+// BMO's status annotation, so that a host moved by clusterctl keeps its status (BMO on the
+// target restores it instead of registering and inspecting the host again). A host
+// rackwire does not hold is CAPM3's to pause.
+func (r *Reconciler) keepForMove(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+	if !held(host) || host.Annotations[metal3v1alpha1.StatusAnnotation] != "" {
+		return nil
+	}
+	b, err := json.Marshal(host.Status)
+	if err != nil {
+		return err
+	}
+	base := host.DeepCopy()
+	host.Annotations[metal3v1alpha1.StatusAnnotation] = string(b)
+	return r.Patch(ctx, host, client.MergeFrom(base))
+}
+
 // held reports whether rackwire's pause is on the host now.
 func held(host *metal3v1alpha1.BareMetalHost) bool {
 	return host.Annotations[metal3v1alpha1.PausedAnnotation] == networkv1alpha1.PausedByRackwire
@@ -319,8 +480,21 @@ func (r *Reconciler) writeStatus(ctx context.Context, v *view) error {
 	s.ReadyPorts = fmt.Sprintf("%d/%d", v.ready, len(v.ports))
 	s.ObservedGeneration = link.Generation
 	s.Consumer = nil
-	if v.tenant != nil {
+	if v.tenant.accepted() {
 		s.Consumer = &networkv1alpha1.ObjectRef{Kind: Metal3MachineGVK.Kind, Namespace: v.tenant.machine.Namespace, Name: v.tenant.machine.Name}
+	}
+	s.Unused = nil
+	if v.found != nil {
+		s.Unused = v.found.unused
+		if v.found.entries {
+			s.HostUID = v.host.UID
+		}
+	}
+	if v.released {
+		s.Unknown = append(s.Unknown, v.unclean...)
+		if n := len(s.Unknown); n > maxUnknown {
+			s.Unknown = s.Unknown[n-maxUnknown:]
+		}
 	}
 	events := conditions(v, s)
 	if equality.Semantic.DeepEqual(base.Status, link.Status) {
@@ -333,8 +507,25 @@ func (r *Reconciler) writeStatus(ctx context.Context, v *view) error {
 		r.Recorder.Eventf(link, v.host, e.kind, e.reason, "Link", "%s", e.message)
 		r.Recorder.Eventf(v.host, link, e.kind, e.reason, "Link", "%s", e.message)
 	}
+	for _, c := range v.contests {
+		// The holder hears about it too: its port is wanted by another host.
+		holder := &metal3v1alpha1.BareMetalHost{}
+		if err := r.Get(ctx, client.ObjectKeyFromObject(c.other), holder); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		r.Recorder.Eventf(holder, v.host, corev1.EventTypeWarning, ReasonPortTaken, "Hold",
+			"host %s/%s also claims SwitchPort %s; this host keeps it and that host is held", v.host.Namespace, v.host.Name, c.port)
+		r.Recorder.Eventf(c.other, link, corev1.EventTypeWarning, ReasonPortTaken, "Hold",
+			"host %s/%s also claims SwitchPort %s; this host keeps it and that host is held", v.host.Namespace, v.host.Name, c.port)
+	}
 	return nil
 }
+
+// maxUnknown bounds the record of ports let go unclean; the oldest go first.
+const maxUnknown = 64
 
 type event struct{ kind, reason, message string }
 
@@ -343,6 +534,8 @@ const (
 	ConditionHeld        = "Held"
 	ReasonPortsMoving    = "PortsMoving"
 	ReasonPortFailed     = "PortFailed"
+	ReasonPortTaken      = "PortTaken"
+	ReasonConsumerPaused = "ConsumerPaused"
 	ReasonPortsReady     = "PortsReady"
 	ReasonReleasedByHand = "ReleasedByAnnotation"
 	ReasonPausedByOther  = "PausedByOther"
@@ -350,7 +543,7 @@ const (
 )
 
 // conditions sets Ready and Held and returns the Events their changes deserve: a host held
-// because a port failed is always told which port and why.
+// because a port failed or is another host's is always told which port and why.
 func conditions(v *view, s *networkv1alpha1.HostLinkStatus) []event {
 	var out []event
 	gen := v.link.Generation
@@ -360,6 +553,9 @@ func conditions(v *view, s *networkv1alpha1.HostLinkStatus) []event {
 	case len(v.failed) > 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPortFailed
 		ready.Message = strings.Join(v.failed, "; ")
+	case len(v.taken) > 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPortTaken
+		ready.Message = strings.Join(v.taken, "; ")
 	case v.ready < len(v.ports):
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPortsMoving
 		ready.Message = fmt.Sprintf("%d of %d ports carry what the %s network needs", v.ready, len(v.ports), v.network)
@@ -370,22 +566,47 @@ func conditions(v *view, s *networkv1alpha1.HostLinkStatus) []event {
 	heldCond := metav1.Condition{Type: ConditionHeld, Status: metav1.ConditionFalse, Reason: ReasonPortsReady, ObservedGeneration: gen,
 		Message: "rackwire does not hold the host"}
 	value, paused := v.host.Annotations[metal3v1alpha1.PausedAnnotation]
+	release := v.link.Annotations[networkv1alpha1.AnnotationReleaseHost] == "true"
 	switch {
+	case v.frozen != "":
+		heldCond.Reason = ReasonConsumerPaused
+		heldCond.Message = v.frozen + ": rackwire neither takes nor lifts its pause until the consumer is unpaused"
+		if s.Held {
+			heldCond.Status = metav1.ConditionTrue
+			heldCond.Message += fmt.Sprintf("; the host keeps rackwire's pause and BMO's %s annotation, so a move keeps its status", metal3v1alpha1.StatusAnnotation)
+		}
 	case s.Held && len(v.failed) > 0:
 		heldCond.Status, heldCond.Reason = metav1.ConditionTrue, ReasonPortFailed
 		heldCond.Message = "the host is paused until its ports carry what it needs, and a port failed: " + strings.Join(v.failed, "; ") +
-			fmt.Sprintf(". Fix the port (its SwitchPort's conditions say more), or annotate this HostLink %s=true to let the host go without it", networkv1alpha1.AnnotationReleaseHost)
+			fmt.Sprintf(". Fix the port (its SwitchPort's conditions say more), or annotate this HostLink %s=true to lift the pause without it", networkv1alpha1.AnnotationReleaseHost)
+	case s.Held && len(v.taken) > 0:
+		heldCond.Status, heldCond.Reason = metav1.ConditionTrue, ReasonPortTaken
+		heldCond.Message = "the host is paused: " + strings.Join(v.taken, "; ") + ". A SwitchPort serves one host; it waits until that host lets the port go"
 	case s.Held:
 		heldCond.Status, heldCond.Reason = metav1.ConditionTrue, ReasonPortsMoving
 		heldCond.Message = fmt.Sprintf("the host is paused while its ports move to the %s network (%s ready)", v.network, s.ReadyPorts)
-	case v.ready < len(v.ports) && v.link.Annotations[networkv1alpha1.AnnotationReleaseHost] == "true":
-		heldCond.Reason, heldCond.Message = ReasonReleasedByHand, "the HostLink's release annotation lets the host go though its ports are not ready"
+	case v.released:
+		heldCond.Reason = ReasonReleasedByHand
+		var names []string
+		for _, u := range v.unclean {
+			names = append(names, fmt.Sprintf("%s/%s (%s)", u.SwitchPort.Namespace, u.SwitchPort.Name, u.Message))
+		}
+		heldCond.Message = "the release annotation let the deleted host go after one cleaning attempt; unlinked but not confirmed clean, recorded in status.unknown and cleaned by their SwitchPorts when the switch answers: " +
+			strings.Join(names, "; ")
+	case v.ready < len(v.ports) && release && !v.host.DeletionTimestamp.IsZero() && v.network == networkv1alpha1.NetworkClean:
+		heldCond.Reason = ReasonReleasedByHand
+		heldCond.Message = fmt.Sprintf("the release annotation lets the deleted host go once each port not yet clean was unlinked and tried once (%d not tried yet)", v.untried)
+	case v.ready < len(v.ports) && release:
+		heldCond.Reason = ReasonReleasedByHand
+		heldCond.Message = fmt.Sprintf("the release annotation lifted rackwire's pause: BMO goes on though only %s ports carry what the %s network needs; the host's finalizer stays until they are clean",
+			s.ReadyPorts, v.network)
 	case paused && value != networkv1alpha1.PausedByRackwire:
 		heldCond.Reason, heldCond.Message = ReasonPausedByOther, fmt.Sprintf("the host is paused by %q, which rackwire leaves alone", value)
 	}
 	prevHeld := meta.FindStatusCondition(v.link.Status.Conditions, ConditionHeld)
-	if heldCond.Reason == ReasonPortFailed && (prevHeld == nil || prevHeld.Reason != ReasonPortFailed || prevHeld.Message != heldCond.Message) {
-		out = append(out, event{corev1.EventTypeWarning, ReasonPortFailed, heldCond.Message})
+	if (heldCond.Reason == ReasonPortFailed || heldCond.Reason == ReasonPortTaken) &&
+		(prevHeld == nil || prevHeld.Reason != heldCond.Reason || prevHeld.Message != heldCond.Message) {
+		out = append(out, event{corev1.EventTypeWarning, heldCond.Reason, heldCond.Message})
 	}
 	if prevHeld != nil && prevHeld.Status == metav1.ConditionTrue && heldCond.Status == metav1.ConditionFalse {
 		out = append(out, event{corev1.EventTypeNormal, "Released", fmt.Sprintf("the host's ports carry what the %s network needs; the host goes on", v.network)})
@@ -399,7 +620,7 @@ func conditions(v *view, s *networkv1alpha1.HostLinkStatus) []event {
 // host's own namespace (the infra team's) or its consumer's (the tenant's) only.
 func (r *Reconciler) attached(ctx context.Context, v *view, ref client.ObjectKey) (*networkv1alpha1.ConfigurationRef, string, error) {
 	allowed := ref.Namespace == v.host.Namespace
-	if v.tenant != nil && ref.Namespace == v.tenant.machine.Namespace {
+	if v.tenant.accepted() && ref.Namespace == v.tenant.machine.Namespace {
 		allowed = true
 	}
 	if !allowed {

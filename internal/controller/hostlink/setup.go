@@ -82,6 +82,9 @@ func Setup(mgr ctrl.Manager) error {
 	if err := idx.IndexField(ctx, &networkv1alpha1.HostLink{}, IndexLinkedPort, linkedPortKeys); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, &networkv1alpha1.HostLink{}, IndexEntryPort, entryPortKeys); err != nil {
+		return err
+	}
 	if err := idx.IndexField(ctx, &metal3v1alpha1.BareMetalHost{}, IndexConsumer, consumerKeys); err != nil {
 		return err
 	}
@@ -90,7 +93,9 @@ func Setup(mgr ctrl.Manager) error {
 	r := &Reconciler{Client: c, Recorder: mgr.GetEventRecorder("hostlink-controller"), Recheck: time.Minute}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&metal3v1alpha1.BareMetalHost{}).
-		Watches(&networkv1alpha1.HostLink{}, &handler.EnqueueRequestForObject{}).
+		Watches(&networkv1alpha1.HostLink{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return contenders(ctx, c, o.(*networkv1alpha1.HostLink))
+		})).
 		Watches(&networkv1alpha1.SwitchPort{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return hostsBy(ctx, c, &networkv1alpha1.HostLinkList{}, IndexLinkedPort, o)
 		})).
@@ -133,6 +138,31 @@ func linked(ctx context.Context, c client.Reader) []reconcile.Request {
 	for i := range hosts.Items {
 		if controllerutil.ContainsFinalizer(&hosts.Items[i], Finalizer) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&hosts.Items[i])})
+		}
+	}
+	return out
+}
+
+// contenders are the host of the HostLink and every host whose HostLink lists one of its
+// ports: a port let go, or named by the infra team, changes who holds it.
+func contenders(ctx context.Context, c client.Reader, l *networkv1alpha1.HostLink) []reconcile.Request {
+	out := []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(l)}}
+	keys := map[string]bool{}
+	for _, k := range linkedPortKeys(l) {
+		keys[k] = true
+	}
+	for _, k := range entryPortKeys(l) {
+		keys[k] = true
+	}
+	for k := range keys {
+		links := &networkv1alpha1.HostLinkList{}
+		if err := c.List(ctx, links, client.MatchingFields{IndexLinkedPort: k}); err != nil {
+			continue
+		}
+		for i := range links.Items {
+			if links.Items[i].UID != l.UID {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&links.Items[i])})
+			}
 		}
 	}
 	return out

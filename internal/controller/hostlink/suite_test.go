@@ -49,6 +49,7 @@ var (
 	k8s     client.Client
 	ctx     = context.Background()
 	stopMgr func(time.Duration) error
+	drivers = fake.NewRegistry()
 )
 
 func TestHostLinks(t *testing.T) {
@@ -120,7 +121,7 @@ var _ = BeforeSuite(func() {
 	mgr, err := ctrl.NewManager(cfg, controlplane.ManagerOptions(testEnv))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(switches.SetupWith(mgr, switchport.Options{
-		Drivers: fake.NewRegistry().Factory, Window: 100 * time.Millisecond, DriverTimeout: 3 * time.Second,
+		Drivers: drivers.Factory, Window: 100 * time.Millisecond, DriverTimeout: 3 * time.Second,
 		DriftInterval: time.Minute, RetryBase: 200 * time.Millisecond, RetryMax: 2 * time.Second,
 	})).To(Succeed())
 	Expect(hostlink.Setup(mgr)).To(Succeed())

@@ -64,16 +64,22 @@ func ParseNetworkConfiguration(s string) ([]NetworkConfiguration, error) {
 	return out, nil
 }
 
-// tenant is the consumer of a host and the configuration it asks for, per NIC MAC.
+// tenant is the consumer of a host and the configuration it asks for, per NIC MAC. A refused
+// consumer brings nothing: the host's ports keep the infra team's provisioning configuration.
 type tenant struct {
 	machine client.ObjectKey
 	byMAC   map[string]networkv1alpha1.ConfigurationRef
+	refused bool
 }
+
+func (t *tenant) accepted() bool { return t != nil && !t.refused }
 
 // consumerOf reads the Metal3Machine behind the host's consumerRef. Only a Metal3Machine
 // consumer brings tenant configurations; they come from its own namespace only, whatever
 // the annotation says, so a tenant reaches a host's ports only through a host it consumes.
-// A problem is returned as a message; the error is for the API only.
+// Whoever writes the host writes consumerRef, so the consumer counts only as CAPM3 makes
+// it: in the host's namespace, naming the host back in its metal3.io/BareMetalHost
+// annotation. A problem is returned as a message; the error is for the API only.
 func consumerOf(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetalHost, nics map[string]string) (*tenant, string, error) {
 	ref := host.Spec.ConsumerRef
 	if ref == nil || ref.Kind != Metal3MachineGVK.Kind {
@@ -87,14 +93,21 @@ func consumerOf(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareM
 	if ns == "" {
 		ns = host.Namespace
 	}
+	key := client.ObjectKey{Namespace: ns, Name: ref.Name}
+	if ns != host.Namespace {
+		return &tenant{machine: key, refused: true}, fmt.Sprintf("consumerRef names Metal3Machine %s outside the host's namespace %s; it is not the host's consumer, the ports keep the provisioning configuration", key, host.Namespace), nil
+	}
 	m := &unstructured.Unstructured{}
 	m.SetGroupVersionKind(Metal3MachineGVK)
-	key := client.ObjectKey{Namespace: ns, Name: ref.Name}
 	if err := c.Get(ctx, key, m); err != nil {
 		if apierrors.IsNotFound(err) {
-			return &tenant{machine: key}, fmt.Sprintf("Metal3Machine %s is not found", key), nil
+			return &tenant{machine: key, refused: true}, fmt.Sprintf("Metal3Machine %s is not found; the ports keep the provisioning configuration", key), nil
 		}
 		return nil, "", err
+	}
+	if back, self := m.GetAnnotations()[networkv1alpha1.AnnotationConsumerHost], host.Namespace+"/"+host.Name; back != self {
+		return &tenant{machine: key, refused: true}, fmt.Sprintf("Metal3Machine %s does not name this host back (annotation %s is %q, not %q); it is not the host's consumer, the ports keep the provisioning configuration",
+			key, networkv1alpha1.AnnotationConsumerHost, back, self), nil
 	}
 	t := &tenant{machine: key, byMAC: map[string]networkv1alpha1.ConfigurationRef{}}
 	raw, ok := m.GetAnnotations()[networkv1alpha1.AnnotationNetworkConfiguration]

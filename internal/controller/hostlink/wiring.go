@@ -19,6 +19,7 @@ package hostlink
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -43,6 +44,27 @@ func normalMAC(mac string) string {
 	return strings.ToLower(strings.ReplaceAll(mac, "-", ":"))
 }
 
+// IndexEntryPort keys HostLinks by the SwitchPorts their entries name, "namespace/name":
+// the infra team's word on a port beats any discovered wiring.
+const IndexEntryPort = "rackwire.entryPort"
+
+func entryPortKeys(o client.Object) []string {
+	l := o.(*networkv1alpha1.HostLink)
+	var out []string
+	for _, p := range l.Spec.Ports {
+		out = append(out, entryPort(l, p).String())
+	}
+	return out
+}
+
+func entryPort(l *networkv1alpha1.HostLink, p networkv1alpha1.HostPort) client.ObjectKey {
+	ns := p.Port.Namespace
+	if ns == "" {
+		ns = l.Namespace
+	}
+	return client.ObjectKey{Namespace: ns, Name: p.Port.Name}
+}
+
 // wired is one NIC of the host and the SwitchPort it is cabled to.
 type wired struct {
 	nic, mac     string
@@ -53,11 +75,36 @@ type wired struct {
 	attachment   *client.ObjectKey          // a HostNetworkAttachment of spec.networkInterfaces
 }
 
+// found is what wiring learned: the wires used, the wiring seen but not used, whether the
+// HostLink's entries apply to this host, and problems as messages.
+type found struct {
+	wires    []wired
+	unused   []networkv1alpha1.SeenWiring
+	entries  bool
+	problems []string
+}
+
+// hostMACs are the MACs the host has: its boot MAC and what inspection reported.
+func hostMACs(host *metal3v1alpha1.BareMetalHost) map[string]bool {
+	out := map[string]bool{}
+	if host.Spec.BootMACAddress != "" {
+		out[normalMAC(host.Spec.BootMACAddress)] = true
+	}
+	if hw := host.Status.HardwareDetails; hw != nil {
+		for _, n := range hw.NIC {
+			out[normalMAC(n.MAC)] = true
+		}
+	}
+	return out
+}
+
 // wiring lists the host's cabled NICs: the HostLink's entries first (the infra team's word),
 // then the host's spec.networkInterfaces (newer BMO), then NICs whose LLDP neighbour is a
-// Switch with that chassis MAC and a port entry of that name. A NIC is wired once; problems
-// are returned as messages, not errors.
-func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetalHost, link *networkv1alpha1.HostLink) ([]wired, []string, error) {
+// Switch with that chassis MAC and a port entry of that name. A NIC is wired once. An entry
+// applies only to the host that has its MAC, or to the host the HostLink was first used for.
+// Discovered wiring is used only where the Switch allows it for the host's namespace and no
+// HostLink entry names the port; the rest is returned as unused.
+func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetalHost, link *networkv1alpha1.HostLink) (*found, error) {
 	nics := map[string]string{} // mac -> name
 	var seen []metal3v1alpha1.NIC
 	if hw := host.Status.HardwareDetails; hw != nil {
@@ -66,34 +113,59 @@ func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetal
 			nics[normalMAC(n.MAC)] = n.Name
 		}
 	}
-	var out []wired
-	var problems []string
+	f := &found{}
 	taken := map[string]bool{}   // macs
 	ports := map[string]string{} // port key -> mac
 	add := func(w wired) {
 		key := w.port.String()
 		if other, ok := ports[key]; ok {
-			problems = append(problems, fmt.Sprintf("NICs %s and %s both claim SwitchPort %s; only the first is used", other, w.mac, key))
+			f.problems = append(f.problems, fmt.Sprintf("NICs %s and %s both claim SwitchPort %s; only the first is used", other, w.mac, key))
 			return
 		}
 		ports[key] = w.mac
 		taken[w.mac] = true
-		out = append(out, w)
+		f.wires = append(f.wires, w)
 	}
 	if link != nil {
-		for _, p := range link.Spec.Ports {
+		macs := hostMACs(host)
+		same := link.Status.HostUID != "" && link.Status.HostUID == host.UID
+		for i, p := range link.Spec.Ports {
 			mac := normalMAC(p.MAC)
-			ns := p.Port.Namespace
-			if ns == "" {
-				ns = link.Namespace
+			if !same && !macs[mac] {
+				f.problems = append(f.problems, fmt.Sprintf("spec.ports[%d]: host %s (uid %s) has no NIC with MAC %s; the entry is not applied to it", i, host.Name, host.UID, mac))
+				continue
 			}
+			f.entries = true
 			add(wired{nic: nics[mac], mac: mac, source: networkv1alpha1.WiringSpec,
-				port: client.ObjectKey{Namespace: ns, Name: p.Port.Name}, provisioning: p.ProvisioningConfiguration, configured: p.Configuration})
+				port: entryPort(link, p), provisioning: p.ProvisioningConfiguration, configured: p.Configuration})
 		}
+	}
+	// discovered checks a port found by discovery against the infra team's word.
+	discovered := func(w wired, allowed []string) error {
+		seenAs := networkv1alpha1.SeenWiring{NIC: w.nic, MAC: w.mac, Source: w.source,
+			SwitchPort: networkv1alpha1.ObjectRef{Name: w.port.Name, Namespace: w.port.Namespace}}
+		if !slices.Contains(allowed, host.Namespace) {
+			seenAs.Reason = fmt.Sprintf("the Switch does not allow discovered wiring for hosts of namespace %s (spec.discoveryNamespaces)", host.Namespace)
+			f.unused = append(f.unused, seenAs)
+			return nil
+		}
+		links := &networkv1alpha1.HostLinkList{}
+		if err := c.List(ctx, links, client.MatchingFields{IndexEntryPort: w.port.String()}); err != nil {
+			return err
+		}
+		for _, l := range links.Items {
+			if link == nil || l.UID != link.UID {
+				seenAs.Reason = fmt.Sprintf("HostLink %s/%s names the port in its entries", l.Namespace, l.Name)
+				f.unused = append(f.unused, seenAs)
+				return nil
+			}
+		}
+		add(w)
+		return nil
 	}
 	ifaces, err := networkInterfaces(ctx, c, host)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	lldpOf := map[string]*metal3v1alpha1.LLDP{}
 	for _, n := range seen {
@@ -109,7 +181,7 @@ func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetal
 			}
 		}
 		if mac == "" {
-			problems = append(problems, fmt.Sprintf("spec.networkInterfaces[%d]: no NIC the inspection reported has name %q", i, ni.Name))
+			f.problems = append(f.problems, fmt.Sprintf("spec.networkInterfaces[%d]: no NIC the inspection reported has name %q", i, ni.Name))
 			continue
 		}
 		if taken[mac] {
@@ -120,17 +192,17 @@ func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetal
 			neighbour = &metal3v1alpha1.LLDP{SwitchID: ni.SwitchPort.SwitchID, PortID: ni.SwitchPort.PortID}
 		}
 		if neighbour == nil || neighbour.SwitchID == "" {
-			problems = append(problems, fmt.Sprintf("spec.networkInterfaces[%d]: NIC %s has no switchPort and inspection saw no LLDP neighbour", i, mac))
+			f.problems = append(f.problems, fmt.Sprintf("spec.networkInterfaces[%d]: NIC %s has no switchPort and inspection saw no LLDP neighbour", i, mac))
 			continue
 		}
-		port, problem, err := lldpPort(ctx, c, neighbour)
+		port, allowed, problem, err := lldpPort(ctx, c, neighbour)
 		switch {
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		case problem != "":
-			problems = append(problems, fmt.Sprintf("spec.networkInterfaces[%d]: %s", i, problem))
+			f.problems = append(f.problems, fmt.Sprintf("spec.networkInterfaces[%d]: %s", i, problem))
 		case port == nil:
-			problems = append(problems, fmt.Sprintf("spec.networkInterfaces[%d]: no Switch has chassisMAC %s", i, neighbour.SwitchID))
+			f.problems = append(f.problems, fmt.Sprintf("spec.networkInterfaces[%d]: no Switch has chassisMAC %s", i, neighbour.SwitchID))
 		default:
 			w := wired{nic: nics[mac], mac: mac, source: networkv1alpha1.WiringNetworkInterfaces, port: *port}
 			if ref := ni.attachment(); ref != nil {
@@ -140,7 +212,9 @@ func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetal
 				}
 				w.attachment = &client.ObjectKey{Namespace: ns, Name: ref.Name}
 			}
-			add(w)
+			if err := discovered(w, allowed); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, n := range seen {
@@ -148,33 +222,36 @@ func wiring(ctx context.Context, c client.Reader, host *metal3v1alpha1.BareMetal
 		if n.LLDP == nil || n.LLDP.SwitchID == "" || taken[mac] {
 			continue
 		}
-		port, problem, err := lldpPort(ctx, c, n.LLDP)
+		port, allowed, problem, err := lldpPort(ctx, c, n.LLDP)
 		switch {
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		case problem != "":
-			problems = append(problems, fmt.Sprintf("NIC %s: %s", n.Name, problem))
+			f.problems = append(f.problems, fmt.Sprintf("NIC %s: %s", n.Name, problem))
 		case port != nil:
-			add(wired{nic: n.Name, mac: mac, source: networkv1alpha1.WiringLLDP, port: *port})
+			if err := discovered(wired{nic: n.Name, mac: mac, source: networkv1alpha1.WiringLLDP, port: *port}, allowed); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return out, problems, nil
+	return f, nil
 }
 
 // lldpPort is the SwitchPort of the Switch whose chassisMAC is the LLDP chassis ID and whose
-// entry has the LLDP port ID as its name; nil when no Switch claims the chassis, which is
-// normal for switches rackwire does not manage.
-func lldpPort(ctx context.Context, c client.Reader, lldp *metal3v1alpha1.LLDP) (*client.ObjectKey, string, error) {
+// entry has the LLDP port ID as its name, with the host namespaces whose discovered wiring
+// may use it; nil when no Switch claims the chassis, which is normal for switches rackwire
+// does not manage.
+func lldpPort(ctx context.Context, c client.Reader, lldp *metal3v1alpha1.LLDP) (*client.ObjectKey, []string, string, error) {
 	switches := &networkv1alpha1.SwitchList{}
 	if err := c.List(ctx, switches, client.MatchingFields{IndexChassis: normalMAC(lldp.SwitchID)}); err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	switch len(switches.Items) {
 	case 0:
-		return nil, "", nil
+		return nil, nil, "", nil
 	case 1:
 	default:
-		return nil, fmt.Sprintf("%d Switches claim chassis %s; the infra team must fix spec.chassisMAC", len(switches.Items), lldp.SwitchID), nil
+		return nil, nil, fmt.Sprintf("%d Switches claim chassis %s; the infra team must fix spec.chassisMAC", len(switches.Items), lldp.SwitchID), nil
 	}
 	sw := &switches.Items[0]
 	for name, e := range sw.Spec.Ports {
@@ -185,7 +262,11 @@ func lldpPort(ctx context.Context, c client.Reader, lldp *metal3v1alpha1.LLDP) (
 		if ns == "" {
 			ns = sw.Namespace
 		}
-		return &client.ObjectKey{Namespace: ns, Name: name}, "", nil
+		allowed := sw.Spec.DiscoveryNamespaces
+		if e.DiscoveryNamespaces != nil {
+			allowed = e.DiscoveryNamespaces
+		}
+		return &client.ObjectKey{Namespace: ns, Name: name}, allowed, "", nil
 	}
-	return nil, fmt.Sprintf("Switch %s/%s (chassis %s) has no port entry named %q", sw.Namespace, sw.Name, lldp.SwitchID, lldp.PortID), nil
+	return nil, nil, fmt.Sprintf("Switch %s/%s (chassis %s) has no port entry named %q", sw.Namespace, sw.Name, lldp.SwitchID, lldp.PortID), nil
 }

@@ -18,7 +18,9 @@ package v1alpha1
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -33,15 +35,15 @@ import (
 	"github.com/rackwire/rackwire/internal/controller/hostlink"
 )
 
-// +kubebuilder:webhook:path=/mutate-metal3-io-v1alpha1-baremetalhost,mutating=true,failurePolicy=ignore,sideEffects=None,groups=metal3.io,resources=baremetalhosts,verbs=create;update,versions=v1alpha1,name=mbaremetalhost-v1alpha1.rackwire.metal3.io,admissionReviewVersions=v1,timeoutSeconds=5
+// The webhook's registrations are config/webhook/host.yaml, by hand: it fails closed for the
+// hosts rackwire wires (label rackwire.metal3.io/wired) and is ignored on failure for others.
 
 // HostHoldWebhook pauses a host in the same write that would send BMO off on the wrong network,
-// before BMO can see it: a new host that a HostLink wires (its ports first move to the
+// before BMO can see it: a new host that a HostLink wires by its boot MAC (its ports first move to the
 // provisioning network), and a provisioned host whose image goes (its ports move back before
 // BMO deprovisions it). The host-link controller lets it go once the ports are there. It
 // only ever adds BMO's paused annotation with rackwire's value, as a JSON patch of that one
-// key, so fields this BMO version does not know survive. Failure is ignored: without it the
-// controller still holds the host, a moment later.
+// key (and the wired label at creation), so fields this BMO version does not know survive.
 type HostHoldWebhook struct {
 	Reader  client.Reader
 	Decoder admission.Decoder
@@ -63,18 +65,48 @@ func (w HostHoldWebhook) Handle(ctx context.Context, req admission.Request) admi
 	if !hold {
 		return admission.Allowed("")
 	}
-	return admission.Patched("rackwire holds the host until its switch ports carry the network it needs next", pausePatch(host))
+	patches := []jsonpatch.JsonPatchOperation{pausePatch(host)}
+	if req.Operation == admissionv1.Create && host.Labels[networkv1alpha1.LabelWired] != "true" {
+		patches = append(patches, labelPatch(host))
+	}
+	return admission.Patched("rackwire holds the host until its switch ports carry the network it needs next", patches...)
+}
+
+func labelPatch(host *metal3v1alpha1.BareMetalHost) jsonpatch.JsonPatchOperation {
+	if host.Labels == nil {
+		return jsonpatch.NewOperation("add", "/metadata/labels", map[string]string{networkv1alpha1.LabelWired: "true"})
+	}
+	return jsonpatch.NewOperation("add", "/metadata/labels/"+escapePointer(networkv1alpha1.LabelWired), "true")
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 func (w HostHoldWebhook) holds(ctx context.Context, req admission.Request, host *metal3v1alpha1.BareMetalHost) (bool, error) {
 	switch req.Operation {
 	case admissionv1.Create:
+		known, err := w.knownSwitchPort(ctx, req, host)
+		if err != nil || known {
+			return known, err
+		}
 		link := &networkv1alpha1.HostLink{}
-		err := w.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: host.Name}, link)
+		err = w.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: host.Name}, link)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
-		return err == nil && len(link.Spec.Ports) > 0, err
+		if err != nil {
+			return false, err
+		}
+		// The entries apply to the host that has their MACs: a new host reusing a name
+		// is held only when its boot MAC is one of them.
+		boot := normalMAC(host.Spec.BootMACAddress)
+		for _, p := range link.Spec.Ports {
+			if boot != "" && normalMAC(p.MAC) == boot {
+				return true, nil
+			}
+		}
+		return false, nil
 	case admissionv1.Update:
 		old := &metal3v1alpha1.BareMetalHost{}
 		if err := w.Decoder.DecodeRaw(req.OldObject, old); err != nil {
@@ -95,6 +127,54 @@ func pausePatch(host *metal3v1alpha1.BareMetalHost) jsonpatch.JsonPatchOperation
 		return jsonpatch.NewOperation("add", "/metadata/annotations",
 			map[string]string{metal3v1alpha1.PausedAnnotation: networkv1alpha1.PausedByRackwire})
 	}
-	key := strings.ReplaceAll(strings.ReplaceAll(metal3v1alpha1.PausedAnnotation, "~", "~0"), "/", "~1")
-	return jsonpatch.NewOperation("add", "/metadata/annotations/"+key, networkv1alpha1.PausedByRackwire)
+	return jsonpatch.NewOperation("add", "/metadata/annotations/"+escapePointer(metal3v1alpha1.PausedAnnotation), networkv1alpha1.PausedByRackwire)
 }
+
+// knownSwitchPort says whether a new host's spec.networkInterfaces (newer BMO; the typed host
+// of v0.13.2 drops it, so the raw object is read) names a switchPort on a port of a Switch
+// that allows discovered wiring for the host's namespace: its ports move before BMO acts,
+// like a host a HostLink wires.
+func (w HostHoldWebhook) knownSwitchPort(ctx context.Context, req admission.Request, host *metal3v1alpha1.BareMetalHost) (bool, error) {
+	var raw struct {
+		Spec struct {
+			NetworkInterfaces []struct {
+				SwitchPort *struct {
+					SwitchID string `json:"switchID"`
+					PortID   string `json:"portID"`
+				} `json:"switchPort"`
+			} `json:"networkInterfaces"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(req.Object.Raw, &raw); err != nil {
+		return false, err
+	}
+	var switches *networkv1alpha1.SwitchList
+	for _, ni := range raw.Spec.NetworkInterfaces {
+		if ni.SwitchPort == nil || ni.SwitchPort.SwitchID == "" {
+			continue
+		}
+		if switches == nil {
+			switches = &networkv1alpha1.SwitchList{}
+			if err := w.Reader.List(ctx, switches); err != nil {
+				return false, err
+			}
+		}
+		for _, sw := range switches.Items {
+			if !strings.EqualFold(normalMAC(sw.Spec.ChassisMAC), normalMAC(ni.SwitchPort.SwitchID)) || sw.Spec.ChassisMAC == "" {
+				continue
+			}
+			for _, e := range sw.Spec.Ports {
+				allowed := sw.Spec.DiscoveryNamespaces
+				if e.DiscoveryNamespaces != nil {
+					allowed = e.DiscoveryNamespaces
+				}
+				if e.Name == ni.SwitchPort.PortID && slices.Contains(allowed, req.Namespace) {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
+func normalMAC(mac string) string { return strings.ToLower(strings.ReplaceAll(mac, "-", ":")) }

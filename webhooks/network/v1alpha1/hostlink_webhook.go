@@ -37,12 +37,12 @@ type HostLinkWebhook struct {
 
 // ValidateCreate checks the wiring.
 func (w HostLinkWebhook) ValidateCreate(ctx context.Context, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
-	return w.validate(ctx, l)
+	return w.validate(ctx, nil, l)
 }
 
 // ValidateUpdate checks the wiring.
-func (w HostLinkWebhook) ValidateUpdate(ctx context.Context, _, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
-	return w.validate(ctx, l)
+func (w HostLinkWebhook) ValidateUpdate(ctx context.Context, old, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
+	return w.validate(ctx, old, l)
 }
 
 // ValidateDelete allows deletion: the host's ports are released by the controller.
@@ -50,12 +50,29 @@ func (HostLinkWebhook) ValidateDelete(context.Context, *networkv1alpha1.HostLink
 	return nil, nil
 }
 
-// validate refuses two NICs on one SwitchPort and configurations outside the port's
-// namespace (the infra team's configurations live beside the ports); it warns about
-// SwitchPorts and configurations that do not exist yet.
-func (w HostLinkWebhook) validate(ctx context.Context, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
+// validate refuses two NICs on one SwitchPort, a SwitchPort another HostLink names (a port
+// serves one host), and configurations outside the port's namespace (the infra team's
+// configurations live beside the ports); it warns about SwitchPorts and configurations that
+// do not exist yet. A port the old object already named is not refused again: two HostLinks
+// written before this check must still take their finalizers and status (the controller
+// keeps the port with the first host).
+func (w HostLinkWebhook) validate(ctx context.Context, old, l *networkv1alpha1.HostLink) (admission.Warnings, error) {
 	var errs field.ErrorList
 	var warns admission.Warnings
+	others, err := w.othersPorts(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	had := map[string]bool{}
+	if old != nil {
+		for _, p := range old.Spec.Ports {
+			ns := p.Port.Namespace
+			if ns == "" {
+				ns = old.Namespace
+			}
+			had[ns+"/"+p.Port.Name] = true
+		}
+	}
 	ports := map[string]int{}
 	for i, p := range l.Spec.Ports {
 		path := field.NewPath("spec", "ports").Index(i)
@@ -69,6 +86,10 @@ func (w HostLinkWebhook) validate(ctx context.Context, l *networkv1alpha1.HostLi
 			continue
 		}
 		ports[key] = i
+		if other, ok := others[key]; ok && !had[key] {
+			errs = append(errs, field.Forbidden(path.Child("port"), fmt.Sprintf("SwitchPort %s is already wired by %s; a SwitchPort serves one host", key, other)))
+			continue
+		}
 		if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: p.Port.Name}, &networkv1alpha1.SwitchPort{}); apierrors.IsNotFound(err) {
 			warns = append(warns, fmt.Sprintf("spec.ports[%d].port: SwitchPort %s does not exist yet", i, key))
 		}
@@ -87,4 +108,27 @@ func (w HostLinkWebhook) validate(ctx context.Context, l *networkv1alpha1.HostLi
 		}
 	}
 	return warns, invalid(kindHostLink, l.Name, errs)
+}
+
+// othersPorts are the SwitchPorts the entries of every other HostLink name, "namespace/name",
+// each with the entry that names it.
+func (w HostLinkWebhook) othersPorts(ctx context.Context, l *networkv1alpha1.HostLink) (map[string]string, error) {
+	links := &networkv1alpha1.HostLinkList{}
+	if err := w.Reader.List(ctx, links); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, o := range links.Items {
+		if o.Namespace == l.Namespace && o.Name == l.Name {
+			continue
+		}
+		for j, p := range o.Spec.Ports {
+			ns := p.Port.Namespace
+			if ns == "" {
+				ns = o.Namespace
+			}
+			out[ns+"/"+p.Port.Name] = fmt.Sprintf("HostLink %s/%s spec.ports[%d]", o.Namespace, o.Name, j)
+		}
+	}
+	return out, nil
 }
