@@ -86,7 +86,7 @@ func escapePointer(s string) string {
 func (w HostHoldWebhook) holds(ctx context.Context, req admission.Request, host *metal3v1alpha1.BareMetalHost) (bool, error) {
 	switch req.Operation {
 	case admissionv1.Create:
-		known, err := w.knownSwitchPort(ctx, req, host)
+		known, err := w.knownSwitchPort(ctx, req)
 		if err != nil || known {
 			return known, err
 		}
@@ -134,7 +134,7 @@ func pausePatch(host *metal3v1alpha1.BareMetalHost) jsonpatch.JsonPatchOperation
 // of v0.13.2 drops it, so the raw object is read) names a switchPort on a port of a Switch
 // that allows discovered wiring for the host's namespace: its ports move before BMO acts,
 // like a host a HostLink wires.
-func (w HostHoldWebhook) knownSwitchPort(ctx context.Context, req admission.Request, host *metal3v1alpha1.BareMetalHost) (bool, error) {
+func (w HostHoldWebhook) knownSwitchPort(ctx context.Context, req admission.Request) (bool, error) {
 	var raw struct {
 		Spec struct {
 			NetworkInterfaces []struct {
