@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hostlink_test
+
+import (
+	"fmt"
+
+	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controller/hostlink"
+)
+
+// A host writer must not be able to send BMO off deprovisioning while the host's ports are
+// still on the tenant's VLAN: every write that changes the network a wired host needs is
+// admitted with rackwire's pause in it, whatever else the write does to the host.
+var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered, func() {
+	const (
+		ns      = "rv-infra"
+		chassis = "aa:bb:cc:00:01:26"
+	)
+
+	BeforeAll(func() {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(k8s.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
+			Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "900-950"},
+		})).To(Succeed())
+		m := metav1.ObjectMeta{Namespace: ns, Name: "leafrv"}
+		ports := map[string]networkv1alpha1.PortInfo{}
+		for i := 1; i <= 4; i++ {
+			ports[fmt.Sprintf("r%d", i)] = networkv1alpha1.PortInfo{Name: fmt.Sprintf("Ethernet3/%d", i)}
+		}
+		for _, o := range []client.Object{
+			&corev1.Secret{ObjectMeta: m, StringData: map[string]string{"username": "u", "password": "p"}},
+			&networkv1alpha1.AnsibleSwitch{ObjectMeta: m, Spec: networkv1alpha1.AnsibleSwitchSpec{OS: "openvswitch", IP: "127.0.0.27", Port: 22,
+				Bridge: "br0", InsecureIgnoreHostKey: true, CredentialsSecret: networkv1alpha1.SecretRef{Name: "leafrv"}}},
+			&networkv1alpha1.Switch{ObjectMeta: m, Spec: networkv1alpha1.SwitchSpec{
+				Provider: networkv1alpha1.ProviderRef{Kind: "AnsibleSwitch", Name: "leafrv"}, ChassisMAC: chassis,
+				Clean: networkv1alpha1.CleanPolicy{ParkingVLAN: ptr.To(networkv1alpha1.VLANID(4000))}, Ports: ports}},
+			config(ns, "prov", 900), config(ns, "web920", 920),
+		} {
+			Expect(k8s.Create(ctx, o)).To(Succeed())
+		}
+		for i := 1; i <= 4; i++ {
+			Eventually(portState(ns, fmt.Sprintf("r%d", i))).Should(Equal(networkv1alpha1.StateIdle))
+		}
+	})
+
+	// provisioned wires a host to a port through a HostLink, lets it reach the tenant's
+	// configuration through a Metal3Machine that names it back, and waits until rackwire lets
+	// it go.
+	provisioned := func(host, mac, port string) {
+		machine(ns, "m-"+host, host, `[{"configurationRef":{"name":"web920"},"nicHint":{"mac":"`+mac+`"}}]`)
+		Expect(k8s.Create(ctx, hostLink(ns, host, mac, port, "prov"))).To(Succeed())
+		newHost(ns, host, mac)
+		consume(ns, host, ns, "m-"+host)
+		setStatus(ns, host, metal3v1alpha1.StateProvisioned)
+		Eventually(linkOf(ns, host)).Should(Equal("tenant 1/1"))
+		Eventually(pausedBy(ns, host)).Should(BeEmpty())
+		Expect(configOf(ns, port)()).To(Equal(ns + "/web920"))
+	}
+	update := func(name string, edit func(*metal3v1alpha1.BareMetalHost)) *metal3v1alpha1.BareMetalHost {
+		h := &metal3v1alpha1.BareMetalHost{}
+		EventuallyWithOffset(1, func() error {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, h); err != nil {
+				return err
+			}
+			edit(h)
+			return k8s.Update(ctx, h)
+		}).Should(Succeed())
+		return h
+	}
+
+	It("holds a wired host whose image is taken away in the same write that drops rackwire's finalizer and label", func() {
+		provisioned("hr1", "52:54:27:00:00:01", "r1")
+		// The host writer strips what marks the host as rackwire's and scales it down at once:
+		// BMO sees the admitted object and deprovisions while the port carries VLAN 920.
+		h := update("hr1", func(h *metal3v1alpha1.BareMetalHost) {
+			controllerutil.RemoveFinalizer(h, hostlink.Finalizer)
+			delete(h.Labels, networkv1alpha1.LabelWired)
+			h.Spec.Image = nil
+		})
+		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
+			"the write that takes the image away must carry rackwire's pause, or BMO deprovisions on the tenant's VLAN")
+	})
+})
