@@ -17,6 +17,7 @@ limitations under the License.
 package hostlink_test
 
 import (
+	"errors"
 	"fmt"
 
 	metal3v1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
@@ -104,5 +105,27 @@ var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered,
 		})
 		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
 			"the write that takes the image away must carry rackwire's pause, or BMO deprovisions on the tenant's VLAN")
+	})
+
+	It("holds a host whose foreign pause is lifted while its ports do not carry the network it needs", func() {
+		provisioned("hr2", "52:54:27:00:00:02", "r2")
+		drivers.Get(ns, "leafrv").FailPort("Ethernet3/2", errors.New("switch unreachable"))
+		DeferCleanup(func() { drivers.Get(ns, "leafrv").FailPort("Ethernet3/2", nil) })
+
+		By("the host writer pauses the host itself and takes the image away: rackwire leaves a foreign pause alone")
+		update("hr2", func(h *metal3v1alpha1.BareMetalHost) {
+			metav1.SetMetaDataAnnotation(&h.ObjectMeta, metal3v1alpha1.PausedAnnotation, "tenant")
+			h.Spec.Image = nil
+		})
+		Eventually(heldOf(ns, "hr2")).Should(HavePrefix(hostlink.ReasonPausedByOther))
+		Eventually(readyOf(ns, "hr2")).Should(HavePrefix(hostlink.ReasonPortFailed))
+		Expect(configOf(ns, "r2")()).To(Equal(ns + "/prov"))
+
+		By("the host writer lifts its pause while the port still fails: BMO must not see the host unpaused")
+		h := update("hr2", func(h *metal3v1alpha1.BareMetalHost) {
+			delete(h.Annotations, metal3v1alpha1.PausedAnnotation)
+		})
+		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
+			"lifting a foreign pause of a host whose ports are not on the provisioning network must be admitted with rackwire's pause")
 	})
 })
