@@ -25,12 +25,14 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controller/hostlink"
+	"github.com/rackwire/rackwire/internal/scheme"
 )
 
 // A host writer must not be able to send BMO off deprovisioning while the host's ports are
@@ -127,5 +129,46 @@ var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered,
 		})
 		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
 			"lifting a foreign pause of a host whose ports are not on the provisioning network must be admitted with rackwire's pause")
+	})
+
+	It("pauses a provisioned wired host in the same write that deletes it", func() {
+		provisioned("hr3", "52:54:27:00:00:03", "r3")
+		// BMO's finalizer, as BMO puts it on every host it manages: a deleted host keeps it
+		// while BMO deprovisions.
+		update("hr3", func(h *metal3v1alpha1.BareMetalHost) {
+			controllerutil.AddFinalizer(h, metal3v1alpha1.BareMetalHostFinalizer)
+		})
+		DeferCleanup(func() {
+			update("hr3", func(h *metal3v1alpha1.BareMetalHost) {
+				controllerutil.RemoveFinalizer(h, metal3v1alpha1.BareMetalHostFinalizer)
+			})
+		})
+		wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
+		Expect(err).NotTo(HaveOccurred())
+		w, err := wc.Watch(ctx, &metal3v1alpha1.BareMetalHostList{}, client.InNamespace(ns),
+			client.MatchingFields{"metadata.name": "hr3"})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+
+		By("a person deletes the provisioned host: BMO starts deprovisioning as soon as it sees the deletion")
+		h := &metal3v1alpha1.BareMetalHost{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hr3"}, h)).To(Succeed())
+		if err := k8s.Delete(ctx, h); err != nil {
+			return // refusing the deletion of an unheld wired host is a fix too
+		}
+		var first *metal3v1alpha1.BareMetalHost
+		Eventually(func() bool {
+			select {
+			case ev := <-w.ResultChan():
+				if o, ok := ev.Object.(*metal3v1alpha1.BareMetalHost); ok && ev.Type != watch.Error && !o.DeletionTimestamp.IsZero() {
+					first = o
+				}
+			default:
+			}
+			return first != nil
+		}).Should(BeTrue())
+		Expect(hostlink.NetworkOf(first)).To(Equal(networkv1alpha1.NetworkProvisioning))
+		Expect(first.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
+			"the first version of the host BMO sees deleted must be paused, or BMO deprovisions on the tenant's VLAN (port %s)", configOf(ns, "r3")())
 	})
 })
