@@ -112,14 +112,77 @@ func (w HostHoldWebhook) holds(ctx context.Context, req admission.Request, host 
 		if err := w.Decoder.DecodeRaw(req.OldObject, old); err != nil {
 			return false, err
 		}
-		// A host rackwire manages carries its finalizer; it is held when the update changes
-		// what its ports must carry while BMO may act on it.
-		if !controllerutil.ContainsFinalizer(host, hostlink.Finalizer) {
+		// A host rackwire manages carries its finalizer and label, but whoever writes the host
+		// may drop both in the very update that changes its network: the old object counts,
+		// and so does the HostLink's record of the ports the host holds, which only rackwire
+		// writes.
+		link, err := w.linkOf(ctx, host)
+		if err != nil {
+			return false, err
+		}
+		if !marked(old) && !marked(host) && !holdsPorts(link) {
 			return false, nil
 		}
-		return hostlink.NetworkOf(old) != hostlink.NetworkOf(host) && hostlink.NetworkOf(host) != networkv1alpha1.NetworkClean, nil
+		need := hostlink.NetworkOf(host)
+		if need == networkv1alpha1.NetworkClean {
+			return false, nil
+		}
+		if hostlink.NetworkOf(old) != need {
+			return true, nil
+		}
+		// Lifting another writer's pause (the tenant's, or CAPM3's after a move) lets BMO act
+		// on this very write: the host is held unless its ports already carry what it needs.
+		// rackwire lifts its own pause only once they do.
+		if value, was := old.Annotations[metal3v1alpha1.PausedAnnotation]; was && value != networkv1alpha1.PausedByRackwire {
+			return !carries(link, need), nil
+		}
+		return false, nil
 	}
 	return false, nil
+}
+
+// linkOf is the host's HostLink, nil when it has none.
+func (w HostHoldWebhook) linkOf(ctx context.Context, host *metal3v1alpha1.BareMetalHost) (*networkv1alpha1.HostLink, error) {
+	link := &networkv1alpha1.HostLink{}
+	err := w.Reader.Get(ctx, client.ObjectKey{Namespace: host.Namespace, Name: host.Name}, link)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return link, nil
+}
+
+// marked says whether the host carries rackwire's finalizer or wired label.
+func marked(host *metal3v1alpha1.BareMetalHost) bool {
+	return controllerutil.ContainsFinalizer(host, hostlink.Finalizer) || host.Labels[networkv1alpha1.LabelWired] == "true"
+}
+
+// holdsPorts says whether the HostLink's status records a port the host holds.
+func holdsPorts(link *networkv1alpha1.HostLink) bool {
+	if link == nil {
+		return false
+	}
+	for _, p := range link.Status.Ports {
+		if p.HeldBy == nil && p.Since != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// carries says whether the HostLink's status reports every port ready for the network.
+func carries(link *networkv1alpha1.HostLink, network networkv1alpha1.HostNetwork) bool {
+	if link == nil || link.Status.Network != network {
+		return false
+	}
+	for _, p := range link.Status.Ports {
+		if !p.Ready {
+			return false
+		}
+	}
+	return true
 }
 
 func pausePatch(host *metal3v1alpha1.BareMetalHost) jsonpatch.JsonPatchOperation {
