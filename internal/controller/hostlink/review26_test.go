@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
@@ -170,5 +171,36 @@ var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered,
 		Expect(hostlink.NetworkOf(first)).To(Equal(networkv1alpha1.NetworkProvisioning))
 		Expect(first.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
 			"the first version of the host BMO sees deleted must be paused, or BMO deprovisions on the tenant's VLAN (port %s)", configOf(ns, "r3")())
+	})
+
+	It("lets a host with discovered wiring go when its namespace is deleted and its HostLink goes first", func() {
+		const del, macZ = "rv-del", "52:54:27:00:00:04"
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: del}})).To(Succeed())
+		Eventually(func() error {
+			sw := &networkv1alpha1.Switch{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "leafrv"}, sw); err != nil {
+				return err
+			}
+			sw.Spec.DiscoveryNamespaces = []string{del}
+			return k8s.Update(ctx, sw)
+		}).Should(Succeed())
+		newHost(del, "hz", macZ)
+		setStatus(del, "hz", metal3v1alpha1.StateAvailable, lldpNIC(macZ, chassis, "Ethernet3/4"))
+		Eventually(linkOf(del, "hz")).Should(Equal("provisioning 1/1"))
+
+		By("the namespace is deleted: its HostLink goes first, then the host, as the namespace controller may order them")
+		Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: del}})).To(Succeed())
+		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: del, Name: "hz"}})).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: del, Name: "hz"}, &networkv1alpha1.HostLink{}))
+		}).Should(BeTrue())
+		Expect(k8s.Delete(ctx, &metal3v1alpha1.BareMetalHost{ObjectMeta: metav1.ObjectMeta{Namespace: del, Name: "hz"}})).To(Succeed())
+		Eventually(func() []string {
+			h := &metal3v1alpha1.BareMetalHost{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: del, Name: "hz"}, h); err != nil {
+				return nil
+			}
+			return h.Finalizers
+		}).ShouldNot(ContainElement(hostlink.Finalizer), "a terminating namespace refuses the HostLink rackwire recreates; the host must not wait for it")
 	})
 })
