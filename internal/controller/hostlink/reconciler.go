@@ -139,6 +139,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.Patch(ctx, host, client.MergeFrom(base))
 	}
 	if link == nil {
+		if !host.DeletionTimestamp.IsZero() {
+			// The HostLink went first: what it drove was released when it went, nothing of
+			// this host's is left to clean, and a terminating namespace refuses a new one.
+			return ctrl.Result{}, r.letGo(ctx, host)
+		}
 		return ctrl.Result{}, r.createLink(ctx, host)
 	}
 
