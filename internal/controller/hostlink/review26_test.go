@@ -203,4 +203,33 @@ var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered,
 			return h.Finalizers
 		}).ShouldNot(ContainElement(hostlink.Finalizer), "a terminating namespace refuses the HostLink rackwire recreates; the host must not wait for it")
 	})
+
+	It("keeps rackwire's pause on a host whose wiring goes while its consumer is paused for a move", func() {
+		const macQ = "52:54:27:00:00:05"
+		machine(ns, "m-hq", "hq", `[{"configurationRef":{"name":"web920"},"nicHint":{"mac":"`+macQ+`"}}]`)
+		Expect(k8s.Create(ctx, hostLink(ns, "hq", macQ, "rv-missing", "prov"))).To(Succeed())
+		newHost(ns, "hq", macQ)
+		consume(ns, "hq", ns, "m-hq")
+		Eventually(heldOf(ns, "hq")).Should(HavePrefix(hostlink.ReasonPortFailed))
+		Expect(pausedBy(ns, "hq")()).To(Equal(networkv1alpha1.PausedByRackwire))
+
+		By("clusterctl move pauses the consumer: rackwire keeps its hold and writes BMO's status annotation")
+		setMachineAnnotation(ns, "m-hq", "cluster.x-k8s.io/paused", "")
+		Eventually(heldOf(ns, "hq")).Should(HavePrefix(hostlink.ReasonConsumerPaused))
+
+		By("the host's HostLink goes mid-move (the target cluster has none yet, or a person deletes it): the hold must stay until the consumer is unpaused")
+		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hq"}})).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hq"}, &networkv1alpha1.HostLink{}))
+		}).Should(BeTrue())
+		// With nothing wired any more rackwire takes its finalizer off the host.
+		Eventually(func() []string {
+			h := &metal3v1alpha1.BareMetalHost{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hq"}, h)).To(Succeed())
+			return h.Finalizers
+		}).ShouldNot(ContainElement(hostlink.Finalizer))
+		Expect(pausedBy(ns, "hq")()).To(Equal(networkv1alpha1.PausedByRackwire), "rackwire lifted its pause while the consumer was paused for a move")
+		setMachineAnnotation(ns, "m-hq", "cluster.x-k8s.io/paused", "-")
+		Eventually(pausedBy(ns, "hq")).Should(BeEmpty())
+	})
 })
