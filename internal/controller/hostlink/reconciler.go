@@ -116,7 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(f.wires) == 0 && !linksAny(link) {
 		// Nothing is cabled as far as anyone vouches: nothing to hold or clean. Wiring seen
 		// but not used still gets a HostLink, to be reported.
-		if err := r.letGo(ctx, host); err != nil {
+		if err := r.letGoUnlessMoving(ctx, host); err != nil {
 			return ctrl.Result{}, err
 		}
 		switch {
@@ -142,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if !host.DeletionTimestamp.IsZero() {
 			// The HostLink went first: what it drove was released when it went, nothing of
 			// this host's is left to clean, and a terminating namespace refuses a new one.
-			return ctrl.Result{}, r.letGo(ctx, host)
+			return ctrl.Result{}, r.letGoUnlessMoving(ctx, host)
 		}
 		return ctrl.Result{}, r.createLink(ctx, host)
 	}
@@ -260,16 +260,30 @@ func (r *Reconciler) forget(ctx context.Context, link *networkv1alpha1.HostLink)
 	return r.Patch(ctx, link, client.MergeFrom(base))
 }
 
+// letGoUnlessMoving lets a host go, but keeps rackwire's pause while the consumer is paused
+// (clusterctl move): no hold is lifted mid-move, whatever happened to the wiring.
+func (r *Reconciler) letGoUnlessMoving(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+	keep := false
+	if held(host) {
+		frozen, err := consumerPaused(ctx, r, host)
+		if err != nil {
+			return err
+		}
+		keep = frozen != ""
+	}
+	return r.letGo(ctx, host, keep)
+}
+
 // letGo removes what rackwire put on a host that has no wiring (any more): its finalizer,
-// its pause and the label that makes the host webhook fail closed.
-func (r *Reconciler) letGo(ctx context.Context, host *metal3v1alpha1.BareMetalHost) error {
+// its pause unless keepPause, and the label that makes the host webhook fail closed.
+func (r *Reconciler) letGo(ctx context.Context, host *metal3v1alpha1.BareMetalHost, keepPause bool) error {
 	base := host.DeepCopy()
 	changed := controllerutil.RemoveFinalizer(host, Finalizer)
 	if _, ok := host.Labels[networkv1alpha1.LabelWired]; ok {
 		delete(host.Labels, networkv1alpha1.LabelWired)
 		changed = true
 	}
-	if host.Annotations[metal3v1alpha1.PausedAnnotation] == networkv1alpha1.PausedByRackwire {
+	if !keepPause && host.Annotations[metal3v1alpha1.PausedAnnotation] == networkv1alpha1.PausedByRackwire {
 		delete(host.Annotations, metal3v1alpha1.PausedAnnotation)
 		changed = true
 	}
