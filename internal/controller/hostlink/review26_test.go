@@ -132,47 +132,6 @@ var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered,
 			"lifting a foreign pause of a host whose ports are not on the provisioning network must be admitted with rackwire's pause")
 	})
 
-	It("pauses a provisioned wired host in the same write that deletes it", func() {
-		provisioned("hr3", "52:54:27:00:00:03", "r3")
-		// BMO's finalizer, as BMO puts it on every host it manages: a deleted host keeps it
-		// while BMO deprovisions.
-		update("hr3", func(h *metal3v1alpha1.BareMetalHost) {
-			controllerutil.AddFinalizer(h, metal3v1alpha1.BareMetalHostFinalizer)
-		})
-		DeferCleanup(func() {
-			update("hr3", func(h *metal3v1alpha1.BareMetalHost) {
-				controllerutil.RemoveFinalizer(h, metal3v1alpha1.BareMetalHostFinalizer)
-			})
-		})
-		wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
-		Expect(err).NotTo(HaveOccurred())
-		w, err := wc.Watch(ctx, &metal3v1alpha1.BareMetalHostList{}, client.InNamespace(ns),
-			client.MatchingFields{"metadata.name": "hr3"})
-		Expect(err).NotTo(HaveOccurred())
-		defer w.Stop()
-
-		By("a person deletes the provisioned host: BMO starts deprovisioning as soon as it sees the deletion")
-		h := &metal3v1alpha1.BareMetalHost{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hr3"}, h)).To(Succeed())
-		if err := k8s.Delete(ctx, h); err != nil {
-			return // refusing the deletion of an unheld wired host is a fix too
-		}
-		var first *metal3v1alpha1.BareMetalHost
-		Eventually(func() bool {
-			select {
-			case ev := <-w.ResultChan():
-				if o, ok := ev.Object.(*metal3v1alpha1.BareMetalHost); ok && ev.Type != watch.Error && !o.DeletionTimestamp.IsZero() {
-					first = o
-				}
-			default:
-			}
-			return first != nil
-		}).Should(BeTrue())
-		Expect(hostlink.NetworkOf(first)).To(Equal(networkv1alpha1.NetworkProvisioning))
-		Expect(first.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
-			"the first version of the host BMO sees deleted must be paused, or BMO deprovisions on the tenant's VLAN (port %s)", configOf(ns, "r3")())
-	})
-
 	It("lets a host with discovered wiring go when its namespace is deleted and its HostLink goes first", func() {
 		const del, macZ = "rv-del", "52:54:27:00:00:04"
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: del}})).To(Succeed())
@@ -231,5 +190,46 @@ var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered,
 		Expect(pausedBy(ns, "hq")()).To(Equal(networkv1alpha1.PausedByRackwire), "rackwire lifted its pause while the consumer was paused for a move")
 		setMachineAnnotation(ns, "m-hq", "cluster.x-k8s.io/paused", "-")
 		Eventually(pausedBy(ns, "hq")).Should(BeEmpty())
+	})
+
+	It("pauses a provisioned wired host in the same write that deletes it", func() {
+		provisioned("hr3", "52:54:27:00:00:03", "r3")
+		// BMO's finalizer, as BMO puts it on every host it manages: a deleted host keeps it
+		// while BMO deprovisions.
+		update("hr3", func(h *metal3v1alpha1.BareMetalHost) {
+			controllerutil.AddFinalizer(h, metal3v1alpha1.BareMetalHostFinalizer)
+		})
+		DeferCleanup(func() {
+			update("hr3", func(h *metal3v1alpha1.BareMetalHost) {
+				controllerutil.RemoveFinalizer(h, metal3v1alpha1.BareMetalHostFinalizer)
+			})
+		})
+		wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
+		Expect(err).NotTo(HaveOccurred())
+		w, err := wc.Watch(ctx, &metal3v1alpha1.BareMetalHostList{}, client.InNamespace(ns),
+			client.MatchingFields{"metadata.name": "hr3"})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+
+		By("a person deletes the provisioned host: BMO starts deprovisioning as soon as it sees the deletion")
+		h := &metal3v1alpha1.BareMetalHost{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hr3"}, h)).To(Succeed())
+		if err := k8s.Delete(ctx, h); err != nil {
+			return // refusing the deletion of an unheld wired host is a fix too
+		}
+		var first *metal3v1alpha1.BareMetalHost
+		Eventually(func() bool {
+			select {
+			case ev := <-w.ResultChan():
+				if o, ok := ev.Object.(*metal3v1alpha1.BareMetalHost); ok && ev.Type != watch.Error && !o.DeletionTimestamp.IsZero() {
+					first = o
+				}
+			default:
+			}
+			return first != nil
+		}).Should(BeTrue())
+		Expect(hostlink.NetworkOf(first)).To(Equal(networkv1alpha1.NetworkProvisioning))
+		Expect(first.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
+			"the first version of the host BMO sees deleted must be paused, or BMO deprovisions on the tenant's VLAN (port %s)", configOf(ns, "r3")())
 	})
 })
