@@ -39,7 +39,7 @@ import (
 // A host writer must not be able to send BMO off deprovisioning while the host's ports are
 // still on the tenant's VLAN: every write that changes the network a wired host needs is
 // admitted with rackwire's pause in it, whatever else the write does to the host.
-var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered, func() {
+var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered, ContinueOnFailure, func() {
 	const (
 		ns      = "rv-infra"
 		chassis = "aa:bb:cc:00:01:26"
@@ -190,6 +190,22 @@ var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered,
 		Expect(pausedBy(ns, "hq")()).To(Equal(networkv1alpha1.PausedByRackwire), "rackwire lifted its pause while the consumer was paused for a move")
 		setMachineAnnotation(ns, "m-hq", "cluster.x-k8s.io/paused", "-")
 		Eventually(pausedBy(ns, "hq")).Should(BeEmpty())
+	})
+
+	It("keeps a wired host held when a host writer lifts rackwire's own pause before its ports carry the network it needs", func() {
+		provisioned("hr6", "52:54:27:00:00:06", "r4")
+		drivers.Get(ns, "leafrv").FailPort("Ethernet3/4", errors.New("switch unreachable"))
+		DeferCleanup(func() { drivers.Get(ns, "leafrv").FailPort("Ethernet3/4", nil) })
+		h := update("hr6", func(h *metal3v1alpha1.BareMetalHost) { h.Spec.Image = nil })
+		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire))
+		Eventually(heldOf(ns, "hr6")).Should(HavePrefix(hostlink.ReasonPortFailed))
+
+		By("the host writer deletes rackwire's pause while the port still fails: BMO must not see the host unpaused")
+		h = update("hr6", func(h *metal3v1alpha1.BareMetalHost) {
+			delete(h.Annotations, metal3v1alpha1.PausedAnnotation)
+		})
+		Expect(h.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
+			"lifting rackwire's pause of a host whose ports are not on the provisioning network must not be admitted unheld")
 	})
 
 	It("pauses a provisioned wired host in the same write that deletes it", func() {
