@@ -130,13 +130,21 @@ func (w HostHoldWebhook) holds(ctx context.Context, req admission.Request, host 
 		if hostlink.NetworkOf(old) != need {
 			return true, nil
 		}
-		// Lifting another writer's pause (the tenant's, or CAPM3's after a move) lets BMO act
-		// on this very write: the host is held unless its ports already carry what it needs.
-		// rackwire lifts its own pause only once they do.
-		if value, was := old.Annotations[metal3v1alpha1.PausedAnnotation]; was && value != networkv1alpha1.PausedByRackwire {
-			return !carries(link, need), nil
+		// Lifting a pause lets BMO act on this very write: the host is held unless its
+		// HostLink reports its ports carry what it needs. That holds for rackwire's own pause
+		// too, which a host writer may delete: rackwire lifts it once the status says the
+		// ports are there (a lift that raced its own status write is held once more and
+		// repeated after it), or when the infra team's release annotation says so.
+		value, was := old.Annotations[metal3v1alpha1.PausedAnnotation]
+		switch {
+		case !was:
+			return false, nil
+		case value == networkv1alpha1.PausedByRackwire:
+			if link == nil || link.Annotations[networkv1alpha1.AnnotationReleaseHost] == "true" || !holdsPorts(link) {
+				return false, nil
+			}
 		}
-		return false, nil
+		return !carries(link, need), nil
 	}
 	return false, nil
 }
