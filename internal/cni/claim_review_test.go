@@ -17,7 +17,13 @@ limitations under the License.
 package cni_test
 
 import (
+	"context"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	virtv1 "kubevirt.io/api/core/v1"
 )
 
 // TestTwoInterfacesOnOneNAD: a VM may attach two of its networks through the same NAD
@@ -39,5 +45,45 @@ func TestTwoInterfacesOnOneNAD(t *testing.T) {
 	}
 	if a, b := addrs(resA), addrs(resB); len(a) == 1 && len(b) == 1 && a[0] == b[0] {
 		t.Errorf("both interfaces of VM vmt on NAD tenant/twonad got %s: claim vmt.a's address twice, vmt.b's unused", a[0])
+	}
+}
+
+// TestClaimOfAnEarlierVMOfTheSameName: VM vmr was deleted and created again under the same
+// name. The earlier VM's claim (controlled by the earlier VM's UID, its finalizer already
+// let go) stays until the garbage collector deletes it, and rackwire then releases its
+// address. The new VM's launcher pod must not take that claim's address: the pod would
+// keep it after its release, and the next VM on the network would get it too.
+func TestClaimOfAnEarlierVMOfTheSameName(t *testing.T) {
+	t.Setenv("NODENAME", "node-r")
+	ctx := context.Background()
+	conf := netConf("1.1.0", "renet", `"range":"10.81.1.0/24"`, `"allowPersistentIPs":true`)
+	// The earlier VM's claim: claimWithIPs makes it controlled by UID "uid-vmr".
+	claimWithIPs(t, "vmr", "tenant/rnad", "vmr.rnet", "renet", "10.81.1.40/24")
+	// The VM as it is now, its VMI and its launcher pod, each controlled by the one before.
+	vm := &virtv1.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vmr", Namespace: "tenant"},
+		Spec: virtv1.VirtualMachineSpec{Template: &virtv1.VirtualMachineInstanceTemplateSpec{}}}
+	if err := k8s.Create(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "vmr", Namespace: "tenant",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: "vmr",
+			UID: vm.UID, Controller: ptr.To(true)}}}}
+	if err := k8s.Create(ctx, vmi); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "virt-launcher-vmr", Namespace: "tenant",
+		Labels: map[string]string{"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": string(vmi.UID)},
+		Annotations: map[string]string{"kubevirt.io/domain": "vmr",
+			"k8s.v1.cni.cncf.io/networks": `[{"name":"rnad","namespace":"tenant","interface":"net1","ipam-claim-reference":"vmr.rnet"}]`},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance", Name: "vmr",
+			UID: vmi.UID, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "virt-launcher"}}}}
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := attachment{conf: conf, container: "c-vmr", pod: "virt-launcher-vmr"}.add()
+	if err == nil {
+		t.Errorf("the launcher pod of VM vmr (UID %s) got %v from IPAMClaim vmr.rnet, which belongs to the earlier VM vmr (UID uid-vmr)",
+			vm.UID, addrs(res))
 	}
 }
