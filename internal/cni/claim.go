@@ -126,17 +126,27 @@ func (c *call) claimOf(ctx context.Context, sel selection) (string, error) {
 		if err := c.kube.get(ctx, path, &list); err != nil {
 			return "", fmt.Errorf("pod %s: finding the IPAMClaim of VM %s for %s: %w", c.podRef(), sel.vm, sel.nad, err)
 		}
-		var unrecorded []string
+		var recorded, unrecorded []string
 		for i := range list.Items {
 			cl := &list.Items[i]
 			switch cl.Annotations[cniconf.ClaimNADAnnotation] {
 			case sel.nad:
-				return cl.Name, nil
+				recorded = append(recorded, cl.Name)
 			case "":
 				if cl.Spec.Network == c.cfg.Name {
 					unrecorded = append(unrecorded, cl.Name)
 				}
 			}
+		}
+		switch {
+		case len(recorded) == 1:
+			return recorded[0], nil
+		case len(recorded) > 1:
+			// Two networks of the VM on one NAD: nothing here says which claim is this
+			// interface's, and taking the first would give both interfaces one address.
+			return "", fmt.Errorf("pod %s: IPAMClaims %s of VM %s all record NetworkAttachmentDefinition %s; "+
+				"which is interface %s's is known only from an ipam-claim-reference (the launcher-pod webhook's)",
+				c.podRef(), strings.Join(recorded, ", "), sel.vm, sel.nad, c.ifName)
 		}
 		if len(unrecorded) == 1 {
 			return unrecorded[0], nil // made before rackwire recorded the NAD
