@@ -1,0 +1,44 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ipamclaim_test
+
+import (
+	"encoding/json"
+
+	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("Review of the persistent-IP path", func() {
+	It("gives each of two VM networks on one NAD its own claim in the launcher pod", func() {
+		createNAD("twin", "twin-net", true, `"range":"10.10.30.0/24"`)
+		vm := createVM("vm-twin", vmNet{"a", "twin"}, vmNet{"b", "twin"})
+		ipsA, ipsB := allocatedIPs("vm-twin.a"), allocatedIPs("vm-twin.b")
+		Expect(ipsA).NotTo(Equal(ipsB))
+
+		_, pod := start(vm)
+		var elems []map[string]any
+		Expect(json.Unmarshal([]byte(pod.Annotations[nadv1.NetworkAttachmentAnnot]), &elems)).To(Succeed())
+		var refs []any
+		for _, e := range elems {
+			refs = append(refs, e["ipam-claim-reference"])
+		}
+		// Each interface its own claim (which is which follows KubeVirt's pod interface names).
+		Expect(refs).To(ConsistOf("vm-twin.a", "vm-twin.b"))
+	})
+})
