@@ -18,6 +18,7 @@ package ipamclaim_test
 
 import (
 	"encoding/json"
+	"time"
 
 	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	. "github.com/onsi/ginkgo/v2"
@@ -40,5 +41,23 @@ var _ = Describe("Review of the persistent-IP path", func() {
 		}
 		// Each interface its own claim (which is which follows KubeVirt's pod interface names).
 		Expect(refs).To(ConsistOf("vm-twin.a", "vm-twin.b"))
+	})
+
+	It("holds a running VM's address again when its reservation is deleted by hand", func() {
+		createNAD("handdel", "handdel-net", true, `"range":"10.10.32.0/24"`)
+		createVM("vm-hd", vmNet{"handdel", "handdel"})
+		Expect(allocatedIPs("vm-hd.handdel")).To(Equal([]string{"10.10.32.1/24"}))
+		orip, err := reservation("10.10.32.1")
+		Expect(err).NotTo(HaveOccurred())
+
+		By("a person deletes the reservation: the address looks free to every pod of the network")
+		Expect(k8s.Delete(ctx, orip)).To(Succeed())
+		// keep() recreates a missing reservation, but nothing wakes the claim: the deletion of a
+		// reservation wakes only the claims still waiting for an address.
+		Eventually(func(g Gomega) {
+			o, err := reservation("10.10.32.1")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(o.Spec.PodRef).To(Equal(vmNS + "/vm-hd.handdel"))
+		}, 20*time.Second).Should(Succeed())
 	})
 })
