@@ -190,11 +190,16 @@ func requests(claims []ipamclaimsv1alpha1.IPAMClaim) []reconcile.Request {
 	return out
 }
 
-// releasedEvents wakes the claims still waiting for an address when a reservation goes.
+// releasedEvents wakes the claims still waiting for an address when a reservation goes, and
+// the claim the reservation held: deleted by hand while its VM runs, it is recreated at once
+// rather than at the next resync, while any pod of the network could take the address.
 func (r *ClaimReconciler) releasedEvents() handler.EventHandler {
 	return handler.Funcs{
-		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q queue) {
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			r.views.drop()
+			if l := e.Object.GetLabels(); l[LabelClaim] != "" && l[LabelClaimNamespace] != "" {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: l[LabelClaimNamespace], Name: l[LabelClaim]}})
+			}
 			var list ipamclaimsv1alpha1.IPAMClaimList
 			if err := r.List(ctx, &list, client.MatchingFields{claimWaitingIndex: "true"}); err != nil {
 				return
