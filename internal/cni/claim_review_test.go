@@ -24,6 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	virtv1 "kubevirt.io/api/core/v1"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 )
 
 // TestTwoInterfacesOnOneNAD: a VM may attach two of its networks through the same NAD
@@ -85,5 +87,27 @@ func TestClaimOfAnEarlierVMOfTheSameName(t *testing.T) {
 	if err == nil {
 		t.Errorf("the launcher pod of VM vmr (UID %s) got %v from IPAMClaim vmr.rnet, which belongs to the earlier VM vmr (UID uid-vmr)",
 			vm.UID, addrs(res))
+	}
+}
+
+// TestClaimAddressHeldByAPod: a claim's status.ips is only what the manager wrote; the
+// address is the VM's while the claim's reservation holds it. When that reservation was
+// deleted (by hand, or lost with a restored backup) and a pod's reservation took the
+// address meanwhile, the manager reports AddressTaken on the claim, and the launcher pod
+// must not be handed the address the pod already has.
+func TestClaimAddressHeldByAPod(t *testing.T) {
+	t.Setenv("NODENAME", "node-k")
+	conf := netConf("1.1.0", "taken", `"range":"10.81.2.0/24"`, `"allowPersistentIPs":true`)
+	claimWithIPs(t, "vmk", "tenant/knad", "vmk.knad", "taken", "10.81.2.5/24")
+	// The pod's reservation, as the plugin writes it for a plain pod.
+	orip := &wbv1.OverlappingRangeIPReservation{ObjectMeta: metav1.ObjectMeta{Name: "taken-10.81.2.5", Namespace: poolNS},
+		Spec: wbv1.OverlappingRangeIPReservationSpec{PodRef: "tenant/web-1", ContainerID: "c-web-1", IfName: "net1"}}
+	if err := k8s.Create(context.Background(), orip); err != nil {
+		t.Fatal(err)
+	}
+	launcher(t, "vmk", "virt-launcher-vmk", `[{"name":"knad","namespace":"tenant","ipam-claim-reference":"vmk.knad"}]`)
+	res, _, err := attachment{conf: conf, container: "c-vmk", pod: "virt-launcher-vmk"}.add()
+	if err == nil {
+		t.Errorf("launcher pod of VM vmk got %v, which pod tenant/web-1's reservation holds", addrs(res))
 	}
 }
