@@ -33,6 +33,7 @@ import (
 
 	current "github.com/containernetworking/cni/pkg/types/100"
 
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 	"github.com/rackwire/rackwire/internal/cniconf"
 )
 
@@ -185,6 +186,10 @@ func (c *call) addFromClaim(ctx context.Context, name string, sel selection) (*c
 		if err != nil {
 			return nil, fmt.Errorf("IPAMClaim %s/%s: status.ips %q: %w", c.podNS, name, s, err)
 		}
+		if err := c.claimHolds(ctx, name, p.Addr()); err != nil {
+			c.event("IPAMClaimAddressTaken", err.Error())
+			return nil, err
+		}
 		res.IPs = append(res.IPs, c.ipConfig(p.Addr(), p.Bits()))
 	}
 	return res, nil
@@ -254,4 +259,23 @@ func refusal(claim *ipamclaims.IPAMClaim, sel selection) string {
 		cl.Controller, cl.ControllerKind = ref.Name, ref.Kind
 	}
 	return cl.Refusal(sel.vm, sel.nad)
+}
+
+// claimHolds refuses an address of status.ips that another's reservation holds: the claim's
+// own was deleted and a pod took the address before the manager recreated it (the manager
+// then reports AddressTaken on the claim). A missing reservation is no refusal: the manager
+// recreates it, and while it is down the claim's status.ips is the best record there is.
+func (c *call) claimHolds(ctx context.Context, name string, a netip.Addr) error {
+	rname := ReservationName(c.cfg.PoolNetwork(), a)
+	o := &wbv1.OverlappingRangeIPReservation{}
+	err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", rname), o)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading reservation %s of IPAMClaim %s/%s: %w", rname, c.podNS, name, err)
+	case o.Spec.PodRef != c.podNS+"/"+name:
+		return fmt.Errorf("pod %s: address %s of IPAMClaim %s/%s is held by %s (reservation %s)", c.podRef(), a, c.podNS, name, o.Spec.PodRef, rname)
+	}
+	return nil
 }
