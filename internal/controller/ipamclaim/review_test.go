@@ -20,9 +20,13 @@ import (
 	"encoding/json"
 	"time"
 
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rackwire/rackwire/internal/controller/ipamclaim"
 )
 
 var _ = Describe("Review of the persistent-IP path", func() {
@@ -58,6 +62,30 @@ var _ = Describe("Review of the persistent-IP path", func() {
 			o, err := reservation("10.10.32.1")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(o.Spec.PodRef).To(Equal(vmNS + "/vm-hd.handdel"))
+		}, 20*time.Second).Should(Succeed())
+	})
+
+	It("gives a VM the claim of its new NAD once the old claim is deleted, as the conflict condition advises", func() {
+		createNAD("move-a", "move-net", true, `"range":"10.10.33.0/24"`)
+		createNAD("move-b", "move-net", true, `"range":"10.10.34.0/24"`)
+		vm := createVM("vm-mv", vmNet{"mv", "move-a"})
+		Expect(allocatedIPs("vm-mv.mv")).To(Equal([]string{"10.10.33.1/24"}))
+
+		By("the stopped VM now names NAD move-b for the network: a conflict, which says to delete the claim")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vm), vm)).To(Succeed())
+		vm.Spec.Template.Spec.Networks[1].Multus.NetworkName = "nets/move-b"
+		Expect(k8s.Update(ctx, vm)).To(Succeed())
+		Eventually(vmCondition("vm-mv", ipamclaim.ConditionClaimConflict)).Should(ContainSubstring(
+			"IPAMClaim vm-mv.mv was made for NetworkAttachmentDefinition nets/move-a, the VM now names nets/move-b; delete the claim"))
+
+		By("the claim deleted as advised: the VM (with no VMI) gets a claim from move-b")
+		Expect(k8s.Delete(ctx, getClaim("vm-mv.mv"))).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := &ipamclaimsv1alpha1.IPAMClaim{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: vmNS, Name: "vm-mv.mv"}, c)).To(Succeed())
+			g.Expect(c.DeletionTimestamp).To(BeNil())
+			g.Expect(c.Annotations).To(HaveKeyWithValue(ipamclaim.NADAnnotation, "nets/move-b"))
+			g.Expect(c.Status.IPs).To(Equal([]string{"10.10.34.1/24"}))
 		}, 20*time.Second).Should(Succeed())
 	})
 })
