@@ -91,13 +91,18 @@ func (w LauncherPodWebhook) Handle(ctx context.Context, req admission.Request) a
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading VMI %s/%s of the launcher pod: %w", ns, vmName, err))
 	}
 	changed := false
+	// KubeVirt writes one element per multus network, in the order of the VMI's networks: the
+	// k-th element naming a NAD is the k-th network on it (two networks may share a NAD).
+	seen := map[types.NamespacedName]int{}
 	for _, e := range elems {
 		name, _ := e["name"].(string)
 		nsOf, _ := e["namespace"].(string)
 		if nsOf == "" {
 			nsOf = ns
 		}
-		network, ok := vmiNetwork(vmi, types.NamespacedName{Namespace: nsOf, Name: name})
+		key := types.NamespacedName{Namespace: nsOf, Name: name}
+		network, ok := vmiNetworkAt(vmi, key, seen[key])
+		seen[key]++
 		if !ok {
 			continue
 		}
@@ -162,8 +167,13 @@ func parseElements(raw string) ([]map[string]any, error) {
 	return elems, nil
 }
 
-// vmiNetwork is the logical name of the VMI's multus (non-default) network that uses nad.
+// vmiNetwork is the logical name of the VMI's first multus (non-default) network that uses nad.
 func vmiNetwork(vmi *virtv1.VirtualMachineInstance, nad types.NamespacedName) (string, bool) {
+	return vmiNetworkAt(vmi, nad, 0)
+}
+
+// vmiNetworkAt is the logical name of the VMI's k-th multus (non-default) network that uses nad.
+func vmiNetworkAt(vmi *virtv1.VirtualMachineInstance, nad types.NamespacedName, k int) (string, bool) {
 	for _, n := range vmi.Spec.Networks {
 		if n.Multus == nil || n.Multus.Default {
 			continue
@@ -173,7 +183,10 @@ func vmiNetwork(vmi *virtv1.VirtualMachineInstance, nad types.NamespacedName) (s
 			key = types.NamespacedName{Namespace: ns, Name: name}
 		}
 		if key == nad {
-			return n.Name, true
+			if k == 0 {
+				return n.Name, true
+			}
+			k--
 		}
 	}
 	return "", false
