@@ -88,4 +88,20 @@ var _ = Describe("Review of the persistent-IP path", func() {
 			g.Expect(c.Status.IPs).To(Equal([]string{"10.10.34.1/24"}))
 		}, 20*time.Second).Should(Succeed())
 	})
+
+	It("refuses a recreated VM's launcher pod the claim of the earlier VM of its name", func() {
+		createNAD("again", "again-net", true, `"range":"10.10.35.0/24"`)
+		old := createVM("vm-again", vmNet{"ag", "again"})
+		Expect(allocatedIPs("vm-again.ag")).To(Equal([]string{"10.10.35.1/24"}))
+		Expect(k8s.Delete(ctx, old)).To(Succeed())
+		Eventually(func() []string { return getClaim("vm-again.ag").Finalizers }).Should(Equal([]string{ipamclaim.Finalizer}))
+
+		By("the VM created again before the garbage collector deleted the earlier VM's claim")
+		vm := createVM("vm-again", vmNet{"ag", "again"})
+		vmi := startVMI(vm)
+		// Admitted with that claim, the pod would keep its address after the garbage collector
+		// deletes the claim and rackwire releases the address.
+		Expect(k8s.Create(ctx, launcherPod(vmi))).To(MatchError(ContainSubstring("IPAMClaim vm-again.ag belongs to an earlier")))
+		Expect(k8s.Delete(ctx, vmi)).To(Succeed())
+	})
 })
