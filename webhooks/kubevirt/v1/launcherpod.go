@@ -29,6 +29,7 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -221,5 +222,19 @@ func (w LauncherPodWebhook) refuse(ctx context.Context, vmi *virtv1.VirtualMachi
 	if err := w.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, claim); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
-	return ipamclaim.Refusal(claim, vmi.Name, nad.String()), nil
+	if why := ipamclaim.Refusal(claim, vmi.Name, nad.String()); why != "" {
+		return why, nil
+	}
+	// A name is not an owner: a VM deleted and created again finds the earlier VM's claim
+	// until the garbage collector deletes it, and its address is released then.
+	if ref := metav1.GetControllerOf(claim); ref.UID != vmi.UID && !ownedBy(vmi, ref.UID) {
+		return fmt.Sprintf("IPAMClaim %s belongs to an earlier %s %s (UID %s); the pod can start once it is gone and the VM has its own",
+			name, ref.Kind, ref.Name, ref.UID), nil
+	}
+	return "", nil
+}
+
+func ownedBy(vmi *virtv1.VirtualMachineInstance, uid types.UID) bool {
+	ref := metav1.GetControllerOf(vmi)
+	return ref != nil && ref.UID == uid
 }
