@@ -48,6 +48,8 @@ const (
 // ipam-claim-reference and NAD ("<namespace>/<name>"), and the VM whose launcher it is.
 type selection struct {
 	ref, nad, vm string
+	// vmiUID is the UID of the VMI controlling the pod ("" when none does).
+	vmiUID string
 }
 
 // selected reads this attachment's network-selection element from the pod's
@@ -67,6 +69,9 @@ func (c *call) selected(ctx context.Context) (selection, error) {
 	var sel selection
 	if pod.Labels[launcherLabel] == launcherValue {
 		sel.vm = pod.Annotations[domainAnnotation]
+		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "VirtualMachineInstance" {
+			sel.vmiUID = string(ref.UID)
+		}
 	}
 	raw := strings.TrimSpace(pod.Annotations[nadv1.NetworkAttachmentAnnot])
 	var elems []nadv1.NetworkSelectionElement
@@ -210,6 +215,9 @@ func (c *call) waitClaim(ctx context.Context, name string, sel selection) (*ipam
 		case err == nil && refusal(claim, sel) != "":
 			return nil, fmt.Errorf("pod %s: %s", c.podRef(), refusal(claim, sel))
 		case err == nil && len(claim.Status.IPs) > 0:
+			if err := c.sameVM(ctx, claim, sel); err != nil {
+				return nil, err
+			}
 			return claim, nil
 		case err == nil:
 			last = fmt.Errorf("IPAMClaim %s/%s has no addresses yet", c.podNS, name)
@@ -278,4 +286,23 @@ func (c *call) claimHolds(ctx context.Context, name string, a netip.Addr) error 
 		return fmt.Errorf("pod %s: address %s of IPAMClaim %s/%s is held by %s (reservation %s)", c.podRef(), a, c.podNS, name, o.Spec.PodRef, rname)
 	}
 	return nil
+}
+
+// sameVM refuses a claim controlled by another UID than the pod's VMI or that VMI's VM: a VM
+// deleted and created again under its name finds the earlier VM's claim until the garbage
+// collector deletes it, and rackwire then releases the address under the running pod.
+func (c *call) sameVM(ctx context.Context, claim *ipamclaims.IPAMClaim, sel selection) error {
+	ref := metav1.GetControllerOf(claim)
+	if sel.vmiUID == "" || ref == nil || string(ref.UID) == sel.vmiUID {
+		return nil
+	}
+	vmi := &metav1.PartialObjectMetadata{}
+	if err := c.kube.get(ctx, "/apis/kubevirt.io/v1/namespaces/"+c.podNS+"/virtualmachineinstances/"+sel.vm, vmi); err != nil {
+		return fmt.Errorf("pod %s: reading VMI %s to check IPAMClaim %s's owner: %w", c.podRef(), sel.vm, claim.Name, err)
+	}
+	if vref := metav1.GetControllerOf(vmi); string(vmi.UID) == sel.vmiUID && vref != nil && vref.UID == ref.UID {
+		return nil
+	}
+	return fmt.Errorf("pod %s: IPAMClaim %s belongs to an earlier %s %s (UID %s), not to the pod's VMI %s (UID %s)",
+		c.podRef(), claim.Name, ref.Kind, ref.Name, ref.UID, sel.vm, sel.vmiUID)
 }
