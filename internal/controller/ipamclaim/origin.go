@@ -71,11 +71,11 @@ func (r *ClaimReconciler) fromVM(ctx context.Context, claim *ipamclaimsv1alpha1.
 	var names []string
 	for _, n := range spec.Networks {
 		if n.Multus != nil && !n.Multus.Default && nadKey(claim.Namespace, n.Multus.NetworkName) == nad {
-			if want := ClaimName(ref.Name, n.Name); want == claim.Name {
+			want := ClaimName(ref.Name, n.Name)
+			if want == claim.Name {
 				return "", nil
-			} else {
-				names = append(names, want)
 			}
+			names = append(names, want)
 		}
 	}
 	if len(names) > 0 {
