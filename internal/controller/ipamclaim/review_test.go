@@ -24,6 +24,9 @@ import (
 	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rackwire/rackwire/internal/controller/ipamclaim"
@@ -103,5 +106,44 @@ var _ = Describe("Review of the persistent-IP path", func() {
 		// deletes the claim and rackwire releases the address.
 		Expect(k8s.Create(ctx, launcherPod(vmi))).To(MatchError(ContainSubstring("IPAMClaim vm-again.ag belongs to an earlier")))
 		Expect(k8s.Delete(ctx, vmi)).To(Succeed())
+	})
+
+	It("leaves alone another plugin's claim whose network name a rackwire NAD elsewhere also uses", func() {
+		createNAD("blue-rw", "blue-net", true, `"range":"10.10.41.0/24"`)
+		// OVN-Kubernetes' NAD of the VM's network, and the claim kubevirt/ipam-extensions makes
+		// for it: no NAD annotation (ipam-extensions records none), spec.network the NAD's name.
+		ovn := &nadv1.NetworkAttachmentDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: "blue-ovn", Namespace: vmNS},
+			Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: `{"cniVersion":"1.0.0","name":"blue-net","type":"ovn-k8s-cni-overlay",` +
+				`"topology":"layer2","subnets":"10.10.41.0/24","allowPersistentIPs":true,"netAttachDefName":"vms/blue-ovn"}`},
+		}
+		Expect(k8s.Create(ctx, ovn)).To(Succeed())
+		vm := &virtv1.VirtualMachine{
+			ObjectMeta: metav1.ObjectMeta{Name: "vm-ovn", Namespace: vmNS},
+			Spec: virtv1.VirtualMachineSpec{RunStrategy: ptr.To(virtv1.RunStrategyHalted),
+				Template: &virtv1.VirtualMachineInstanceTemplateSpec{Spec: vmiSpec()}},
+		}
+		vm.Spec.Template.Spec.Networks = append(vm.Spec.Template.Spec.Networks,
+			virtv1.Network{Name: "blue", NetworkSource: virtv1.NetworkSource{Multus: &virtv1.MultusNetwork{NetworkName: "blue-ovn"}}})
+		Expect(k8s.Create(ctx, vm)).To(Succeed())
+		claim := &ipamclaimsv1alpha1.IPAMClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "vm-ovn.blue", Namespace: vmNS, Labels: map[string]string{ipamclaim.VMLabel: "vm-ovn"},
+				Finalizers:      []string{ipamclaim.VMFinalizer},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vm, virtv1.VirtualMachineGroupVersionKind)}},
+			Spec: ipamclaimsv1alpha1.IPAMClaimSpec{Network: "blue-net", Interface: "podblue"},
+		}
+		Expect(k8s.Create(ctx, claim)).To(Succeed())
+		// OVN-Kubernetes allocates it.
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+		claim.Status.IPs = []string{"10.10.41.7/24"}
+		Expect(k8s.Status().Update(ctx, claim)).To(Succeed())
+
+		Consistently(func(g Gomega) {
+			c := getClaim("vm-ovn.blue")
+			g.Expect(c.Finalizers).To(Equal([]string{ipamclaim.VMFinalizer}))
+			g.Expect(c.Status.Conditions).To(BeEmpty())
+			_, err := reservation("10.10.41.7")
+			g.Expect(err).To(MatchError(ContainSubstring("not found")))
+		}, 3*time.Second).Should(Succeed())
 	})
 })
