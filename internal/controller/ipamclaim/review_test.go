@@ -109,12 +109,12 @@ var _ = Describe("Review of the persistent-IP path", func() {
 	})
 
 	It("leaves alone another plugin's claim whose network name a rackwire NAD elsewhere also uses", func() {
-		createNAD("blue-rw", "blue-net", true, `"range":"10.10.41.0/24"`)
+		createNAD("cyan-rw", "cyan-net", true, `"range":"10.10.41.0/24"`)
 		// OVN-Kubernetes' NAD of the VM's network, and the claim kubevirt/ipam-extensions makes
 		// for it: no NAD annotation (ipam-extensions records none), spec.network the NAD's name.
 		ovn := &nadv1.NetworkAttachmentDefinition{
 			ObjectMeta: metav1.ObjectMeta{Name: "blue-ovn", Namespace: vmNS},
-			Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: `{"cniVersion":"1.0.0","name":"blue-net","type":"ovn-k8s-cni-overlay",` +
+			Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: `{"cniVersion":"1.0.0","name":"cyan-net","type":"ovn-k8s-cni-overlay",` +
 				`"topology":"layer2","subnets":"10.10.41.0/24","allowPersistentIPs":true,"netAttachDefName":"vms/blue-ovn"}`},
 		}
 		Expect(k8s.Create(ctx, ovn)).To(Succeed())
@@ -130,7 +130,7 @@ var _ = Describe("Review of the persistent-IP path", func() {
 			ObjectMeta: metav1.ObjectMeta{Name: "vm-ovn.blue", Namespace: vmNS, Labels: map[string]string{ipamclaim.VMLabel: "vm-ovn"},
 				Finalizers:      []string{ipamclaim.VMFinalizer},
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vm, virtv1.VirtualMachineGroupVersionKind)}},
-			Spec: ipamclaimsv1alpha1.IPAMClaimSpec{Network: "blue-net", Interface: "podblue"},
+			Spec: ipamclaimsv1alpha1.IPAMClaimSpec{Network: "cyan-net", Interface: "podblue"},
 		}
 		Expect(k8s.Create(ctx, claim)).To(Succeed())
 		// OVN-Kubernetes allocates it.
