@@ -146,4 +146,26 @@ var _ = Describe("Review of the persistent-IP path", func() {
 			g.Expect(err).To(MatchError(ContainSubstring("not found")))
 		}, 3*time.Second).Should(Succeed())
 	})
+
+	It("gives the claim name to the second of two colliding VMs once the first is gone", func() {
+		createNAD("coll", "coll-net", true, `"range":"10.10.42.0/24"`)
+		first := createVM("web", vmNet{"prod_net", "coll"})
+		Expect(allocatedIPs("web.prod.net")).To(Equal([]string{"10.10.42.1/24"}))
+		second := createVM("web.prod", vmNet{"net", "coll"})
+		Eventually(vmCondition("web.prod", ipamclaim.ConditionClaimConflict)).Should(HavePrefix("True: "))
+
+		By("the first VM is deleted and the garbage collector removes its claim")
+		Expect(k8s.Delete(ctx, first)).To(Succeed())
+		Eventually(func() []string { return getClaim("web.prod.net").Finalizers }).Should(Equal([]string{ipamclaim.Finalizer}))
+		collectGarbage(first)
+		Eventually(gone(&ipamclaimsv1alpha1.IPAMClaim{ObjectMeta: metav1.ObjectMeta{Namespace: vmNS, Name: "web.prod.net"}})).Should(BeTrue())
+
+		By("the second VM gets the claim, and its conflict goes")
+		Eventually(func(g Gomega) {
+			c := &ipamclaimsv1alpha1.IPAMClaim{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: vmNS, Name: "web.prod.net"}, c)).To(Succeed())
+			g.Expect(metav1.GetControllerOf(c).UID).To(Equal(second.UID))
+		}, 20*time.Second).Should(Succeed())
+		Eventually(vmCondition("web.prod", ipamclaim.ConditionClaimConflict)).Should(Equal("none"))
+	})
 })
