@@ -167,4 +167,37 @@ var _ = Describe("Review of the persistent-IP path", func() {
 		}, 20*time.Second).Should(Succeed())
 		Eventually(vmCondition("web.prod", ipamclaim.ConditionClaimConflict)).Should(Equal("none"))
 	})
+
+	It("releases a hot-unplugged network's claim while another network of the VM stays on the same NAD", func() {
+		createNAD("pair", "pair-net", true, `"range":"10.10.43.0/24"`)
+		vm := createVM("vm-pair", vmNet{"a", "pair"}, vmNet{"b", "pair"})
+		allocatedIPs("vm-pair.a")
+		allocatedIPs("vm-pair.b")
+		claimB := getClaim("vm-pair.b")
+		vmi, pod := start(vm)
+
+		By("network b unplugged: gone from the VM's template (absent), the VMI, its status and the pod")
+		markAbsent := func(spec *virtv1.VirtualMachineInstanceSpec) {
+			for i := range spec.Domain.Devices.Interfaces {
+				if spec.Domain.Devices.Interfaces[i].Name == "b" {
+					spec.Domain.Devices.Interfaces[i].State = virtv1.InterfaceStateAbsent
+				}
+			}
+		}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vm), vm)).To(Succeed())
+		markAbsent(&vm.Spec.Template.Spec)
+		Expect(k8s.Update(ctx, vm)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vmi), vmi)).To(Succeed())
+		markAbsent(&vmi.Spec)
+		vmi.Status.Interfaces = []virtv1.VirtualMachineInstanceNetworkInterface{{Name: "a", IP: "10.10.43.1"}}
+		Expect(k8s.Update(ctx, vmi)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		pod.Annotations[nadv1.NetworkAttachmentAnnot] = `[{"name":"pair","namespace":"nets","interface":"poda","ipam-claim-reference":"vm-pair.a"}]`
+		pod.Annotations[nadv1.NetworkStatusAnnot] = `[{"name":"nets/pair","interface":"poda","ips":["10.10.43.1"]}]`
+		Expect(k8s.Update(ctx, pod)).To(Succeed())
+
+		By("network a still uses NAD pair; b's claim and address go")
+		Eventually(gone(claimB), 20*time.Second).Should(BeTrue())
+		Expect(getClaim("vm-pair.a").DeletionTimestamp).To(BeNil())
+	})
 })
