@@ -79,6 +79,13 @@ func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamclaimsv1alpha
 			return nil, fmt.Errorf("range %d: %w", i, err)
 		}
 		a, ok := firstIn(pool, s.mine)
+		if ok {
+			// The cache (or a view read before a release) may still show the reservation of
+			// an earlier claim of this name, deleted since: only a live read says it holds.
+			if ok, err = r.stillHolds(ctx, claim, n, a); err != nil {
+				return nil, err
+			}
+		}
 		if !ok {
 			if a, err = r.reserveOne(ctx, claim, n, i, s); err != nil {
 				return nil, err
@@ -87,6 +94,16 @@ func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamclaimsv1alpha
 		ips = append(ips, n.Ranges[i].CIDR(a))
 	}
 	return ips, nil
+}
+
+// stillHolds reads a's reservation past the cache: it exists and is the claim's.
+func (r *ClaimReconciler) stillHolds(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network, a netip.Addr) (bool, error) {
+	var o nodeslicev1alpha1.OverlappingRangeIPReservation
+	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: cniconf.ReservationName(n.NetworkName, a)}, &o)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && holdsFor(&o, claim), err
 }
 
 func firstIn(pool *ipalloc.Pool, addrs []netip.Addr) (netip.Addr, bool) {

@@ -26,6 +26,7 @@ import (
 	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,6 +76,14 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	ours := controllerutil.ContainsFinalizer(claim, Finalizer)
+	if _, recorded := recordedNAD(claim); !recorded && !ours {
+		if ref := metav1.GetControllerOf(claim); ref != nil && kubevirtOwner(ref) {
+			// A VM's claim that rackwire's VM controller did not make: ipam-extensions' for
+			// another plugin's network of the same name (OVN-Kubernetes'). rackwire's own claims
+			// of earlier releases get their NAD recorded by the VM controller, then are served.
+			return ctrl.Result{}, nil
+		}
+	}
 	if !net.ok && !ours {
 		return ctrl.Result{}, nil // another network's claim: not ours to touch
 	}
