@@ -191,7 +191,7 @@ func (c *call) addFromClaim(ctx context.Context, name string, sel selection) (*c
 		if err != nil {
 			return nil, fmt.Errorf("IPAMClaim %s/%s: status.ips %q: %w", c.podNS, name, s, err)
 		}
-		if err := c.claimHolds(ctx, name, p.Addr()); err != nil {
+		if err := c.takenFromClaim(ctx, name, p.Addr()); err != nil {
 			c.event("IPAMClaimAddressTaken", err.Error())
 			return nil, err
 		}
@@ -269,11 +269,11 @@ func refusal(claim *ipamclaims.IPAMClaim, sel selection) string {
 	return cl.Refusal(sel.vm, sel.nad)
 }
 
-// claimHolds refuses an address of status.ips that another's reservation holds: the claim's
+// takenFromClaim refuses an address of status.ips that another's reservation holds: the claim's
 // own was deleted and a pod took the address before the manager recreated it (the manager
 // then reports AddressTaken on the claim). A missing reservation is no refusal: the manager
 // recreates it, and while it is down the claim's status.ips is the best record there is.
-func (c *call) claimHolds(ctx context.Context, name string, a netip.Addr) error {
+func (c *call) takenFromClaim(ctx context.Context, name string, a netip.Addr) error {
 	rname := ReservationName(c.cfg.PoolNetwork(), a)
 	o := &wbv1.OverlappingRangeIPReservation{}
 	err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", rname), o)
