@@ -88,6 +88,16 @@ func checkCNIPermissions(ctx context.Context, t *testing.T, admin *rest.Config, 
 		refused("create a Lease in "+l.GetNamespace(),
 			plugin.Create(ctx, &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: l.GetNamespace(), Name: "whereabouts"}}))
 	}
+	// The manager's own leader election lives in the operator's namespace, which is the
+	// pools' namespace too: root on a node who holds that Lease stops every controller of
+	// rackwire (the IP reconciler and its put-back of reservations included).
+	mgr := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: "rackwire.metal3.io"}}
+	if err := c.Create(ctx, mgr); err != nil {
+		t.Fatal(err)
+	}
+	rogue := "node-root"
+	mgr.Spec.HolderIdentity = &rogue
+	refused("update the manager's leader-election Lease "+operatorNS+"/rackwire.metal3.io", plugin.Update(ctx, mgr))
 	own := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: "whereabouts"}}
 	allowed("create whereabouts' Lease in the pools' namespace", plugin.Create(ctx, own))
 	holder := "worker-1"
