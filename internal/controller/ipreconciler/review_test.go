@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ipreconciler_test
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cniconf"
+	"github.com/rackwire/rackwire/internal/controller/ipreconciler/holder"
+)
+
+// allocateOnly writes a pool entry without a reservation, as a binary with
+// enable_overlapping_ranges: false does.
+func allocateOnly(n network, poolRange netip.Prefix, addr string, pod *corev1.Pod, containerID string) record {
+	a := netip.MustParseAddr(addr)
+	rec := record{net: n, poolRange: poolRange, addr: a, pool: cniconf.PoolName(n.name, "", poolRange),
+		alloc: nodeslicev1alpha1.IPAllocation{ContainerID: containerID, PodRef: pod.Namespace + "/" + pod.Name, IfName: "net1"}}
+	key, ok := holder.Offset(poolRange, a)
+	ExpectWithOffset(1, ok).To(BeTrue())
+	pool := &nodeslicev1alpha1.IPPool{ObjectMeta: metav1.ObjectMeta{Name: rec.pool, Namespace: poolNS}}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+		pool.Spec = nodeslicev1alpha1.IPPoolSpec{Range: poolRange.String(), Allocations: map[string]nodeslicev1alpha1.IPAllocation{key: rec.alloc}}
+		ExpectWithOffset(1, k8s.Create(ctx, pool)).To(Succeed())
+		return rec
+	}
+	patch := fmt.Appendf(nil, `{"spec":{"allocations":{%q:{"id":%q,"podref":%q,"ifname":"net1"}}}}`, key, containerID, rec.alloc.PodRef)
+	ExpectWithOffset(1, k8s.Patch(ctx, pool, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+	return rec
+}
+
+var _ = Describe("The IP reconciler, under review, on a network without reservations", Ordered, func() {
+	amber := network{name: "amber", rng: netip.MustParsePrefix("10.73.0.0/24")}
+
+	BeforeAll(func() { amber.createNAD(false, `,"enable_overlapping_ranges":false`) })
+
+	// A network without reservations (enable_overlapping_ranges: false): a pod's DEL never
+	// came (its node crashed) and the StatefulSet re-created the pod under its name with
+	// another sandbox. Nothing but the name ties the old entry to a pod, and the name is
+	// not an identity: the old entry must be reaped, not kept for the new pod forever.
+	It("reaps the entry of an earlier pod of the name on a network without reservations", func() {
+		old := createPod("amber-0", node)
+		stale := allocateOnly(amber, amber.rng, "10.73.0.5", old, "amb0ld01")
+		deletePod(old)
+		renewed := createPod("amber-0", node)
+		fresh := allocateOnly(amber, amber.rng, "10.73.0.6", renewed, "amb0new1")
+		Eventually(stale.allocated, 6*grace+5*time.Second).Should(BeFalse(),
+			"the entry of container amb0ld01 (the earlier amber-0) is kept for the re-created pod: leaked for its lifetime")
+		Expect(fresh.allocated()).To(BeTrue())
+	})
+})
