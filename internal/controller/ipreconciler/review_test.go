@@ -21,6 +21,7 @@ import (
 	"net/netip"
 	"time"
 
+	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -70,5 +71,32 @@ var _ = Describe("The IP reconciler, under review, on a network without reservat
 		Eventually(stale.allocated, 6*grace+5*time.Second).Should(BeFalse(),
 			"the entry of container amb0ld01 (the earlier amber-0) is kept for the re-created pod: leaked for its lifetime")
 		Expect(fresh.allocated()).To(BeTrue())
+	})
+})
+
+var _ = Describe("The IP reconciler, under review, with a network_name reused", Ordered, func() {
+	teal := network{name: "teal", rng: netip.MustParsePrefix("10.74.0.0/24")}
+
+	BeforeAll(func() { teal.createNAD(false, "") })
+
+	// Another tenant's NAD names the same network_name with another range and turns
+	// enable_overlapping_ranges off: that must not stop the put-back of teal's reservations,
+	// whose range it does not even cover.
+	It("puts back a live pod's reservation on a network whose network_name another NAD with another range reuses", func() {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "evil"}})).To(Succeed())
+		Expect(k8s.Create(ctx, &nadv1.NetworkAttachmentDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: "evil"},
+			Spec: nadv1.NetworkAttachmentDefinitionSpec{Config: `{"cniVersion":"1.0.0","name":"copy","type":"bridge","ipam":` +
+				`{"type":"rackwire","range":"10.99.0.0/24","network_name":"teal","enable_overlapping_ranges":false}}`},
+		})).To(Succeed())
+		pod := createPod("teal-0", node)
+		rec := allocate(teal, "", teal.rng, "10.74.0.20", pod, "tea10001")
+		o, err := rec.reservation()
+		Expect(err).NotTo(HaveOccurred())
+		// The reconciler's cache must hold the other NAD before the reservation goes.
+		time.Sleep(2 * time.Second)
+		Expect(k8s.Delete(ctx, o)).To(Succeed())
+		Eventually(rec.state, 6*grace+5*time.Second).Should(Equal("allocated=true reserved=true"),
+			"teal's reservation is not put back: a NAD of another namespace and range turned the put-back off for network_name teal")
 	})
 })
