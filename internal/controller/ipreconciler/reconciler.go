@@ -111,10 +111,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.forget(v)
 	// Allocations first, then reservations: the order of a DEL.
-	errs := []error{r.reapAllocations(ctx, n, v, p), r.reapReservations(ctx, n, v, p)}
-	if n.restore {
-		errs = append(errs, r.restorePods(ctx, n, v, p), r.restoreClaims(ctx, n, p))
-	}
+	errs := []error{r.reapAllocations(ctx, n, v, p), r.reapReservations(ctx, n, v, p),
+		r.restorePods(ctx, n, v, p), r.restoreClaims(ctx, n, p)}
 	return ctrl.Result{RequeueAfter: min(p.next, r.Resync)}, errors.Join(errs...)
 }
 
@@ -152,7 +150,7 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 			continue // not a pod's: not ours to judge
 		}
 		if reason == holder.Alive {
-			if _, held := v.byName[cniconf.ReservationName(name, e.addr)]; !held {
+			if _, held := v.byName[cniconf.ReservationName(name, e.addr)]; !held && n.reserves(e.addr) {
 				p.restore = append(p.restore, e)
 			}
 			continue
@@ -190,7 +188,7 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 			if !ok || !n.scope.Within(a) {
 				continue
 			}
-			if _, held := v.byName[cniconf.ReservationName(name, a)]; !held {
+			if _, held := v.byName[cniconf.ReservationName(name, a)]; !held && n.reserves(a) {
 				p.restoreClaims = append(p.restoreClaims, claimAddress{claim: c, addr: a})
 			}
 		}

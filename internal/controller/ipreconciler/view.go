@@ -43,8 +43,22 @@ type networks struct {
 	// persistent are the CNI network names (IPAMClaim spec.network) of the scope's networks
 	// that allow persistent IPs.
 	persistent map[string]bool
-	// restore says the scope keeps reservations (no NAD turns enable_overlapping_ranges off).
-	restore bool
+	// unreserved are the ranges of the scope's NADs that turn enable_overlapping_ranges off:
+	// no reservation is put back there. Per range, not per scope: network_name is anyone's
+	// to write in a NAD of their own namespace, and such a NAD must not turn the put-back
+	// off for the ranges of another.
+	unreserved []netip.Prefix
+}
+
+// reserves says whether the scope keeps reservations at a: no NAD whose range holds it
+// turns enable_overlapping_ranges off.
+func (n networks) reserves(a netip.Addr) bool {
+	for _, r := range n.unreserved {
+		if r.Contains(a) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Reconciler) networks(ctx context.Context, scope string) (networks, bool, error) {
@@ -52,7 +66,7 @@ func (r *Reconciler) networks(ctx context.Context, scope string) (networks, bool
 	if err := r.List(ctx, &list, client.MatchingFields{scopeIndex: indexKey(scope)}); err != nil {
 		return networks{}, false, err
 	}
-	n := networks{scope: holder.Scope{NetworkName: scope}, persistent: map[string]bool{}, restore: true}
+	n := networks{scope: holder.Scope{NetworkName: scope}, persistent: map[string]bool{}}
 	found := false
 	for i := range list.Items {
 		cfg := []byte(list.Items[i].Spec.Config)
@@ -70,7 +84,11 @@ func (r *Reconciler) networks(ctx context.Context, scope string) (networks, bool
 		if net.PersistentIPs {
 			n.persistent[net.Name] = true
 		}
-		n.restore = n.restore && overlapping(cfg)
+		if !overlapping(cfg) {
+			for _, rg := range net.Ranges {
+				n.unreserved = append(n.unreserved, rg.Subnet)
+			}
+		}
 	}
 	if scope == "" {
 		for _, s := range r.scopes.all() {
