@@ -100,3 +100,31 @@ var _ = Describe("The IP reconciler, under review, with a network_name reused", 
 			"teal's reservation is not put back: a NAD of another namespace and range turned the put-back off for network_name teal")
 	})
 })
+
+var _ = Describe("The IP reconciler, under review, starting after a reservation went", Ordered, func() {
+	plum := network{name: "plum", rng: netip.MustParsePrefix("10.75.0.0/24")}
+
+	BeforeAll(func() { plum.createNAD(false, "") })
+
+	// While the manager was down: pod cache-9's ADD wrote its entry and reservation,
+	// whereabouts' ip-control-loop deleted the reservation, the node crashed (no DEL), and
+	// the StatefulSet re-created cache-9 elsewhere. The manager starting then knows nothing
+	// of the deleted reservation: the entry's container is not the new pod's, and putting
+	// its reservation back stamps the new pod's UID on the earlier pod's address.
+	It("does not put back, for the pod re-created under the name, the reservation of an earlier pod's entry it never saw", func() {
+		old := createPod("cache-9", node)
+		deletePod(old)
+		renewed := createPod("cache-9", node)
+		fresh := allocate(plum, "", plum.rng, "10.75.0.11", renewed, "plumnew1")
+		stale := allocateOnly(plum, plum.rng, "10.75.0.10", old, "plum0ld1")
+		Consistently(func() string {
+			o, err := stale.reservation()
+			if err != nil || o == nil {
+				return fmt.Sprint(err)
+			}
+			return "put back for pod UID " + o.Annotations["rackwire.metal3.io/pod-uid"] + " (the re-created pod is " + string(renewed.UID) + ")"
+		}, 2*grace+2*time.Second).Should(Equal("<nil>"))
+		Eventually(stale.allocated, 6*grace+5*time.Second).Should(BeFalse())
+		Expect(fresh.state()).To(Equal("allocated=true reserved=true"))
+	})
+})
