@@ -17,8 +17,11 @@ limitations under the License.
 package cni_test
 
 import (
+	"bytes"
 	"net/netip"
 	"testing"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 )
 
 // TestClaimReservationGoneBeforeTheNodeLooked: a VM's IPAMClaim lists an address in
@@ -33,5 +36,33 @@ func TestClaimReservationGoneBeforeTheNodeLooked(t *testing.T) {
 	// No reservation: the manager wrote one, whereabouts' reconciler deleted it.
 	if got := firstAddr(t, attachment{conf: conf, container: "c-rvclaim-0", pod: "rvclaim-0"}); got == claimAddr {
 		t.Fatalf("ADD got %s, the address VM vmrv1's IPAMClaim lists in status.ips", got)
+	}
+}
+
+// TestOnePoolTwoStateDirs: a NAD copied into another namespace with its own state_dir (any
+// directory under the root is accepted) names the same pools as the original: same
+// network_name, range and pools' namespace. On one node the two keep separate views of the
+// one pool. With a pod's reservation gone (whereabouts' ip-control-loop deletes every
+// reservation of a network with network_name), an ADD through the copy hands out the pod's
+// address, and its flusher, finding no record of the pod in its own directory, takes the
+// pod's pool entry over.
+func TestOnePoolTwoStateDirs(t *testing.T) {
+	t.Setenv("NODENAME", "node-rv2")
+	slicePool(t, "rvdirs", "10.121.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-rv2", SliceRange: "10.121.0.16/28"})
+	ipam := `"range":"10.121.0.0/24","node_slice_size":"/28"`
+	orig := netConf("1.1.0", "rvdirs", ipam)
+	other := tempDir(t)
+	copied := bytes.Replace(netConf("1.1.0", "rvdirs", ipam), []byte(`"state_dir":"`+stateDir+`"`), []byte(`"state_dir":"`+other+`"`), 1)
+	if bytes.Equal(orig, copied) {
+		t.Fatal("the copy names the same state_dir")
+	}
+	// The copy's view of the pool first, then the original's pod.
+	firstAddr(t, attachment{conf: copied, container: "c-rvdirs-q0", pod: "rvdirs-q0"})
+	held := firstAddr(t, attachment{conf: orig, container: "c-rvdirs-p1", pod: "rvdirs-p1"})
+	deleteReservation(t, "rvdirs", held)
+	got := firstAddr(t, attachment{conf: copied, container: "c-rvdirs-q1", pod: "rvdirs-q1"})
+	if got == held {
+		t.Fatalf("ADD through the copied NAD got %s, live pod rvdirs-p1's address (in the pool: %v)", got,
+			ippool(t, "rvdirs-node-rv2-10.121.0.16-28").Spec.Allocations)
 	}
 }
