@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cni"
 )
 
 // TestClaimReservationGoneBeforeTheNodeLooked: a VM's IPAMClaim lists an address in
@@ -64,5 +65,27 @@ func TestOnePoolTwoStateDirs(t *testing.T) {
 	if got == held {
 		t.Fatalf("ADD through the copied NAD got %s, live pod rvdirs-p1's address (in the pool: %v)", got,
 			ippool(t, "rvdirs-node-rv2-10.121.0.16-28").Spec.Allocations)
+	}
+}
+
+// TestGCKeepsAnotherNADOfThePool: two NADs whose configurations have different names (a NAD
+// copied into a second namespace and renamed) allocate from the same pool (same
+// network_name, range and namespace), so they share the node's directory. The runtime's GC of
+// the first names only the first's attachments: it must not release the second's.
+func TestGCKeepsAnotherNADOfThePool(t *testing.T) {
+	t.Setenv("NODENAME", "node-rv3")
+	confA := confOf("rvgc-a", "rvgc", `"range":"10.122.0.0/24"`)
+	confB := confOf("rvgc-b", "rvgc", `"range":"10.122.0.0/24"`)
+	a := attachment{conf: confA, container: "c-rvgc-a", pod: "rvgc-a"}
+	b := attachment{conf: confB, container: "c-rvgc-b", pod: "rvgc-b"}
+	a.mustAdd(t)
+	addrB := firstAddr(t, b)
+	// Network A's runtime knows of its own attachment only.
+	gc(t, confA, a.container)
+	if got := ippool(t, "rvgc-10.122.0.0-24").Spec.Allocations; len(got) != 2 {
+		t.Errorf("NAD A's GC released NAD B's live attachment: the pool holds %v", got)
+	}
+	if _, ok := reservation(t, cni.ReservationName("rvgc", addrB)); !ok {
+		t.Errorf("NAD A's GC deleted the reservation of NAD B's live %s", addrB)
 	}
 }
