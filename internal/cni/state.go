@@ -35,11 +35,14 @@ import (
 // written before each reservation is created, so that DEL and GC can undo an ADD that was
 // cut short anywhere, and only what this node's rackwire wrote.
 type record struct {
-	ContainerID string  `json:"containerID"`
-	IfName      string  `json:"ifName"`
-	PodRef      string  `json:"podRef,omitempty"`
-	Claim       string  `json:"claim,omitempty"`
-	Entries     []entry `json:"entries,omitempty"`
+	ContainerID string `json:"containerID"`
+	IfName      string `json:"ifName"`
+	PodRef      string `json:"podRef,omitempty"`
+	// Network is the configuration's name: NADs of one pool share the node's directory,
+	// and the runtime's GC of one names only its own attachments.
+	Network string  `json:"network,omitempty"`
+	Claim   string  `json:"claim,omitempty"`
+	Entries []entry `json:"entries,omitempty"`
 }
 
 // entry is one address of an attachment: its pool and its reservation.
