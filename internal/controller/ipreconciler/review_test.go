@@ -128,3 +128,27 @@ var _ = Describe("The IP reconciler, under review, starting after a reservation 
 		Expect(fresh.state()).To(Equal("allocated=true reserved=true"))
 	})
 })
+
+var _ = Describe("The IP reconciler, under review, with a Node re-created under its name", Ordered, func() {
+	sand := network{name: "sand", rng: netip.MustParsePrefix("10.76.0.0/24")}
+
+	BeforeAll(func() { sand.createNAD(false, "") })
+
+	// Node worker-9 is deleted and a new machine registers under the same name before the
+	// pods bound to it are collected: the kubelet there starts pod db-9 again (same pod, same
+	// UID) in a new sandbox, whose ADD takes another address. The old sandbox's DEL never
+	// comes (its machine is gone). One interface of one pod holds one address of a network:
+	// the old sandbox's entry must go, not stay for as long as the pod lives.
+	It("reaps the entry of a pod's earlier sandbox once the same pod's new sandbox holds one", func() {
+		n9 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-9"}}
+		Expect(k8s.Create(ctx, n9)).To(Succeed())
+		pod := createPod("db-9", n9.Name)
+		stale := allocate(sand, "", sand.rng, "10.76.0.5", pod, "sandold1")
+		Expect(k8s.Delete(ctx, n9)).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-9"}})).To(Succeed())
+		fresh := allocate(sand, "", sand.rng, "10.76.0.6", pod, "sandnew1")
+		Eventually(stale.state, 6*grace+5*time.Second).Should(Equal("allocated=false reserved=false"),
+			"the entry of pod db-9's earlier sandbox is kept beside its new sandbox's: leaked while the pod lives")
+		Expect(fresh.state()).To(Equal("allocated=true reserved=true"))
+	})
+})
