@@ -144,6 +144,11 @@ var _ = Describe("The IP reconciler, under review, with a Node re-created under 
 		Expect(k8s.Create(ctx, n9)).To(Succeed())
 		pod := createPod("db-9", n9.Name)
 		stale := allocate(sand, "", sand.rng, "10.76.0.5", pod, "sandold1")
+		o, err := stale.reservation()
+		Expect(err).NotTo(HaveOccurred())
+		// A new machine registers well after the old sandbox started (creation times are
+		// stamped to the second).
+		Eventually(func() bool { return time.Now().After(o.CreationTimestamp.Add(time.Second + 100*time.Millisecond)) }).Should(BeTrue())
 		Expect(k8s.Delete(ctx, n9)).To(Succeed())
 		Expect(k8s.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-9"}})).To(Succeed())
 		fresh := allocate(sand, "", sand.rng, "10.76.0.6", pod, "sandnew1")
