@@ -141,7 +141,7 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 	}
 	name := n.scope.NetworkName
 	for _, e := range v.entries {
-		ev := r.evidence(v, e.alloc.ContainerID)
+		ev := r.evidence(v, e.alloc)
 		reason, ok, err := r.verdict(ctx, r.Client, e.alloc.PodRef, ev)
 		if err != nil {
 			return nil, err
@@ -163,7 +163,8 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 		if v.claimHeld(o) {
 			continue
 		}
-		ev := holder.Evidence{UID: o.Annotations[AnnotationPodUID], ReservedAt: o.CreationTimestamp.Time}
+		ev := holder.Evidence{UID: o.Annotations[AnnotationPodUID], ReservedAt: o.CreationTimestamp.Time,
+			Superseded: v.superseded(o.Spec.PodRef, o.Spec.IfName, o.Spec.ContainerID, o.CreationTimestamp.Time)}
 		reason, ok, err := r.verdict(ctx, r.Client, o.Spec.PodRef, ev)
 		if err != nil {
 			return nil, err
