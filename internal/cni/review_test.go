@@ -18,6 +18,7 @@ package cni_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"testing"
 
@@ -87,5 +88,30 @@ func TestGCKeepsAnotherNADOfThePool(t *testing.T) {
 	}
 	if _, ok := reservation(t, cni.ReservationName("rvgc", addrB)); !ok {
 		t.Errorf("NAD A's GC deleted the reservation of NAD B's live %s", addrB)
+	}
+}
+
+// TestTwoUnnamedSliceNetworksShareAPool: two NADs without network_name (whereabouts' unnamed
+// network), with other configuration names and the same range, each sliced by its own
+// NodeSlicePool: a node given the same slice by both writes one IPPool (node-slice pools of
+// the unnamed network are named by node and slice only), yet keeps two views of it, keyed
+// by the configuration names. With a pod's reservation gone, an ADD through the other NAD
+// hands out the pod's address.
+func TestTwoUnnamedSliceNetworksShareAPool(t *testing.T) {
+	t.Setenv("NODENAME", "node-rv5")
+	for _, n := range []string{"rvun-a", "rvun-b"} {
+		slicePool(t, n, "10.125.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-rv5", SliceRange: "10.125.0.16/28"})
+	}
+	conf := func(name string) []byte {
+		return fmt.Appendf(nil, `{"cniVersion":"1.1.0","name":%q,"type":"bridge","ipam":{"type":"rackwire",`+
+			`"kubernetes":{"kubeconfig":%q},"state_dir":%q,"range":"10.125.0.0/24","node_slice_size":"/28"}}`, name, kubeconfig, stateDir)
+	}
+	a, b := conf("rvun-a"), conf("rvun-b")
+	firstAddr(t, attachment{conf: b, container: "c-rvun-q0", pod: "rvun-q0"})
+	held := firstAddr(t, attachment{conf: a, container: "c-rvun-p1", pod: "rvun-p1"})
+	deleteReservation(t, "", held)
+	if got := firstAddr(t, attachment{conf: b, container: "c-rvun-q1", pod: "rvun-q1"}); got == held {
+		t.Fatalf("ADD through NAD rvun-b got %s, live pod rvun-p1's address (in the pool: %v)", got,
+			ippool(t, "node-rv5-10.125.0.16-28").Spec.Allocations)
 	}
 }
