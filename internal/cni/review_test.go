@@ -20,6 +20,8 @@ import (
 	"bytes"
 	"fmt"
 	"net/netip"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
@@ -53,13 +55,19 @@ func TestOnePoolTwoStateDirs(t *testing.T) {
 	slicePool(t, "rvdirs", "10.121.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-rv2", SliceRange: "10.121.0.16/28"})
 	ipam := `"range":"10.121.0.0/24","node_slice_size":"/28"`
 	orig := netConf("1.1.0", "rvdirs", ipam)
-	other := tempDir(t)
+	other := filepath.Join(stateDir, "copy") // under the state root: the old check took it
 	copied := bytes.Replace(netConf("1.1.0", "rvdirs", ipam), []byte(`"state_dir":"`+stateDir+`"`), []byte(`"state_dir":"`+other+`"`), 1)
 	if bytes.Equal(orig, copied) {
 		t.Fatal("the copy names the same state_dir")
 	}
-	// The copy's view of the pool first, then the original's pod.
-	firstAddr(t, attachment{conf: copied, container: "c-rvdirs-q0", pod: "rvdirs-q0"})
+	// The copy's view of the pool first, then the original's pod. A copy refused for its
+	// state_dir (naming the key) shares nothing, and hands out nothing.
+	if _, _, err := (attachment{conf: copied, container: "c-rvdirs-q0", pod: "rvdirs-q0"}).add(); err != nil {
+		if !strings.Contains(err.Error(), "ipam.state_dir: ") {
+			t.Fatalf("ADD through the copied NAD: %v", err)
+		}
+		return
+	}
 	held := firstAddr(t, attachment{conf: orig, container: "c-rvdirs-p1", pod: "rvdirs-p1"})
 	deleteReservation(t, "rvdirs", held)
 	got := firstAddr(t, attachment{conf: copied, container: "c-rvdirs-q1", pod: "rvdirs-q1"})
