@@ -92,8 +92,9 @@ func BenchmarkCNI(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building the plugin: %v\n%s", err, out)
 	}
-	// dir stands for the node's directories: the plugin accepts the paths it holds only.
-	if err := cni.WriteRoots(rackwire, cni.Roots{State: []string{dir}, Log: []string{dir}, Config: []string{dir}}); err != nil {
+	// dir stands for the node's directories: the plugin accepts the paths it holds only
+	// (state_dir: dir/state itself, as every configuration names it).
+	if err := cni.WriteRoots(rackwire, cni.Roots{State: []string{filepath.Join(dir, "state")}, Log: []string{dir}, Config: []string{dir}}); err != nil {
 		b.Fatal(err)
 	}
 	cp, err := controlplane.New(root)
