@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ipam_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
+)
+
+var _ = Describe("copies of a claim's IPAddress", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	// A tenant (or a restore) creates a second IPAddress for a bound claim, same claim,
+	// same owner, same address, another name; rackwire deletes the extra one. The claim's
+	// own IPAddress still holds the address afterwards.
+	It("does not free a claim's address when a copy of its IPAddress is deleted", func() {
+		pool := newPool(ns, "cp", rangeOf("192.168.0.10", "192.168.0.11", "192.168.0.0/24", "192.168.0.1"))
+		pool.Spec.AllocationStrategy = ipamv1alpha1.AllocationSequential
+		Expect(k8s.Create(ctx, pool)).To(Succeed())
+		Expect(k8s.Create(ctx, newClaim(ns, "victim", "cp"))).To(Succeed())
+		own := boundAddress(ns, "victim")
+		Expect(string(own.Spec.Address)).To(Equal("192.168.0.10"))
+		victim := getClaim(Default, ns, "victim")
+
+		cp := externalAddress(ns, "copy-of-victim", "cp", "192.168.0.10")
+		cp.Spec.Claim = corev1.ObjectReference{Name: "victim", Namespace: ns}
+		cp.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ipam.metal3.io/v1alpha1", Kind: "IPClaim", Name: "victim", UID: victim.UID}}
+		Expect(k8s.Create(ctx, cp)).To(Succeed())
+		// rackwire deletes the extra IPAddress of the claim; the tenant would too.
+		Eventually(func() bool {
+			err := k8s.Delete(ctx, externalAddress(ns, "copy-of-victim", "cp", ""))
+			return apierrors.IsNotFound(err)
+		}).Should(BeTrue())
+		Expect(k8s.Get(ctx, key(ns, own.Name), &ipamv1alpha1.IPAddress{})).To(Succeed())
+
+		Expect(k8s.Create(ctx, newCAPIClaim(ns, "other", "cp"))).To(Succeed())
+		Expect(boundCAPIAddress(ns, "other").Spec.Address).To(Equal("192.168.0.11"),
+			"IPAddress %s still holds 192.168.0.10 for IPClaim victim", own.Name)
+	})
+})
