@@ -388,6 +388,12 @@ func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
 			_ = s.alloc.Reserve(a)
 		}
 	}
+	if old, ok := h[key]; ok && old != uidPending && uid != uidPending && old != uid {
+		// A second object of the same holder at the same address (a copy under another
+		// name): it holds the address until its own deletion, whichever goes first.
+		h[copyKey(key, uid)] = uid
+		return
+	}
 	if old, ok := h[key]; !ok || old == uidPending || uid != uidPending {
 		h[key] = uid
 	}
@@ -403,7 +409,10 @@ func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
 func (s *poolState) remove(a netip.Addr, key string, uid types.UID) {
 	h := s.holders[a]
 	if got, ok := h[key]; !ok || got != uid {
-		return
+		if h[copyKey(key, uid)] != uid || uid == uidPending {
+			return
+		}
+		key = copyKey(key, uid)
 	}
 	delete(h, key)
 	if s.byKey[key] == a {
@@ -424,6 +433,9 @@ func (s *poolState) remove(a netip.Addr, key string, uid types.UID) {
 		s.wakeAll()
 	}
 }
+
+// copyKey is the key under which a second object with key holds the same address.
+func copyKey(key string, uid types.UID) string { return key + "#" + string(uid) }
 
 // held returns the address key holds, if any.
 func (s *poolState) held(key string) (netip.Addr, bool) {
