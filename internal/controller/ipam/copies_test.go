@@ -58,3 +58,31 @@ var _ = Describe("copies of a claim's IPAddress", func() {
 			"IPAddress %s still holds 192.168.0.10 for IPClaim victim", own.Name)
 	})
 })
+
+var _ = Describe("IPAddresses made by hand for a claim", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	// Every create of an IPAddress is valid, so a tenant can make one, before the claim
+	// exists, that names the claim and an address another claim holds. The claim must not
+	// take it over: two claims would hold one address.
+	It("does not bind a claim to a hand-made IPAddress whose address another claim holds", func() {
+		pool := newPool(ns, "hand", rangeOf("192.168.0.10", "192.168.0.11", "192.168.0.0/24", "192.168.0.1"))
+		pool.Spec.AllocationStrategy = ipamv1alpha1.AllocationSequential
+		Expect(k8s.Create(ctx, pool)).To(Succeed())
+		Expect(k8s.Create(ctx, newClaim(ns, "bar", "hand"))).To(Succeed())
+		Expect(string(boundAddress(ns, "bar").Spec.Address)).To(Equal("192.168.0.10"))
+
+		evil := externalAddress(ns, "for-later", "hand", "192.168.0.10")
+		evil.Spec.Claim = corev1.ObjectReference{Name: "later", Namespace: ns}
+		Expect(k8s.Create(ctx, evil)).To(Succeed())
+		Expect(k8s.Create(ctx, newClaim(ns, "later", "hand"))).To(Succeed())
+		Eventually(func(g Gomega) string { return claimReady(ns, "later")(g).Reason }).ShouldNot(BeEmpty())
+		c := getClaim(Default, ns, "later")
+		if c.Status.Address != nil {
+			ip := &ipamv1alpha1.IPAddress{}
+			Expect(k8s.Get(ctx, key(ns, c.Status.Address.Name), ip)).To(Succeed())
+			Expect(string(ip.Spec.Address)).NotTo(Equal("192.168.0.10"), "IPClaims later and bar both hold 192.168.0.10")
+		}
+	})
+})
