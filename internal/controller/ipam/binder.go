@@ -115,6 +115,9 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 			}
 		}
 	}
+	if mine, err = b.adoptable(ctx, claim, pool, mine, published); err != nil {
+		return outcome{}, err
+	}
 	if len(mine) > 0 {
 		return b.keepOne(ctx, mine, published)
 	}
@@ -174,6 +177,30 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 		ctrl.LoggerFrom(ctx).Info(LogCreateInterrupted, "ipaddress", ip.GetName(), "error", err.Error())
 		return outcome{}, err
 	}
+}
+
+// adoptable drops from mine the IPAddresses without an owner reference of the claim's kind
+// (made by hand or by another tool, which any tenant can create for a claim yet to come)
+// whose address the allocator knows another holder of: adopting one would give the claim
+// an address someone else holds. The one the claim's status names already stays.
+func (b *binder) adoptable(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, mine []client.Object, published string) ([]client.Object, error) {
+	if !slices.ContainsFunc(mine, func(o client.Object) bool {
+		_, owned := claimOwner(o, b.kind.claimKind)
+		return !owned && o.GetName() != published
+	}) {
+		return mine, nil
+	}
+	var out []client.Object
+	err := b.Registry.With(ctx, pool, func(s *poolState) error {
+		for _, o := range mine {
+			a, _, _, _ := b.kind.holds(o)
+			if _, owned := claimOwner(o, b.kind.claimKind); owned || o.GetName() == published || !s.heldByOther(a, b.kind.claimKind, claim.GetName()) {
+				out = append(out, o)
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // key is the claim's holder key.

@@ -437,6 +437,17 @@ func (s *poolState) remove(a netip.Addr, key string, uid types.UID) {
 // copyKey is the key under which a second object with key holds the same address.
 func copyKey(key string, uid types.UID) string { return key + "#" + string(uid) }
 
+// heldByOther reports whether anyone but the claims of kind named name, and the
+// pre-allocation kept for that name, holds a.
+func (s *poolState) heldByOther(a netip.Addr, kind, name string) bool {
+	for k := range s.holders[a] {
+		if !strings.HasPrefix(k, kind+"/"+name+"/") && k != holderKey(kindPre, name, "") {
+			return true
+		}
+	}
+	return false
+}
+
 // held returns the address key holds, if any.
 func (s *poolState) held(key string) (netip.Addr, bool) {
 	a, ok := s.byKey[key]
