@@ -22,8 +22,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
+	"github.com/rackwire/rackwire/internal/controller/ipam"
 )
 
 var _ = Describe("copies of a claim's IPAddress", func() {
@@ -84,5 +86,27 @@ var _ = Describe("IPAddresses made by hand for a claim", func() {
 			Expect(k8s.Get(ctx, key(ns, c.Status.Address.Name), ip)).To(Succeed())
 			Expect(string(ip.Spec.Address)).NotTo(Equal("192.168.0.10"), "IPClaims later and bar both hold 192.168.0.10")
 		}
+	})
+})
+
+var _ = Describe("the pool label", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	// A reservation made from another pool's IPAddress manifest (kubectl get -o yaml, edit
+	// the address and the pool, apply) carries that pool's label: the listing by label
+	// that the migration guide and IndexesOmitted give would miss it under its own pool.
+	It("corrects a pool label that names another pool", func() {
+		Expect(k8s.Create(ctx, newPool(ns, "lbl", rangeOf("192.168.0.10", "192.168.0.11", "192.168.0.0/24", "192.168.0.1")))).To(Succeed())
+		r := externalAddress(ns, "copied", "lbl", "192.168.0.10")
+		r.Labels = map[string]string{ipam.PoolLabel: "elsewhere"}
+		Expect(k8s.Create(ctx, r)).To(Succeed())
+		// The label pass runs before the status write that counts the reservation.
+		Eventually(func(g Gomega) {
+			g.Expect(poolStatus(ns, "lbl")(g).Usage).To(HaveValue(HaveField("Used", BeEquivalentTo(1))))
+		}).Should(Succeed())
+		var l ipamv1alpha1.IPAddressList
+		Expect(k8s.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{ipam.PoolLabel: "lbl"})).To(Succeed())
+		Expect(l.Items).To(ContainElement(HaveField("Name", "copied")))
 	})
 })
