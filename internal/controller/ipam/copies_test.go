@@ -89,6 +89,42 @@ var _ = Describe("IPAddresses made by hand for a claim", func() {
 	})
 })
 
+var _ = Describe("IPAddresses made by hand with the claim as owner", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	// An owner reference is no proof either: whoever can read a claim can write its UID
+	// into an IPAddress. The claim here is paused (as clusterctl move pauses it) while
+	// the IPAddress is made.
+	It("does not bind a claim to an IPAddress it did not publish whose address another claim holds", func() {
+		pool := newPool(ns, "own", rangeOf("192.168.0.10", "192.168.0.11", "192.168.0.0/24", "192.168.0.1"))
+		pool.Spec.AllocationStrategy = ipamv1alpha1.AllocationSequential
+		Expect(k8s.Create(ctx, pool)).To(Succeed())
+		Expect(k8s.Create(ctx, newClaim(ns, "bar", "own"))).To(Succeed())
+		Expect(string(boundAddress(ns, "bar").Spec.Address)).To(Equal("192.168.0.10"))
+
+		later := newClaim(ns, "later", "own")
+		later.Annotations = map[string]string{ipam.PausedAnnotation: ""}
+		Expect(k8s.Create(ctx, later)).To(Succeed())
+		evil := externalAddress(ns, "for-later", "own", "192.168.0.10")
+		evil.Spec.Claim = corev1.ObjectReference{Name: "later", Namespace: ns}
+		evil.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ipam.metal3.io/v1alpha1", Kind: "IPClaim", Name: "later", UID: later.UID}}
+		Expect(k8s.Create(ctx, evil)).To(Succeed())
+		Eventually(func() error {
+			c := getClaim(Default, ns, "later")
+			c.Annotations = nil
+			return k8s.Update(ctx, c)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) string { return claimReady(ns, "later")(g).Reason }).ShouldNot(BeEmpty())
+		c := getClaim(Default, ns, "later")
+		if c.Status.Address != nil {
+			ip := &ipamv1alpha1.IPAddress{}
+			Expect(k8s.Get(ctx, key(ns, c.Status.Address.Name), ip)).To(Succeed())
+			Expect(string(ip.Spec.Address)).NotTo(Equal("192.168.0.10"), "IPClaims later and bar both hold 192.168.0.10")
+		}
+	})
+})
+
 var _ = Describe("the pool label", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
