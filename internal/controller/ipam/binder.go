@@ -179,22 +179,20 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 	}
 }
 
-// adoptable drops from mine the IPAddresses without an owner reference of the claim's kind
-// (made by hand or by another tool, which any tenant can create for a claim yet to come)
-// whose address the allocator knows another holder of: adopting one would give the claim
-// an address someone else holds. The one the claim's status names already stays.
+// adoptable drops from mine the IPAddresses the claim's status does not name whose address
+// the allocator knows another holder of: anyone who can create an IPAddress can make one
+// for a claim yet to come, with the claim's UID as owner (a reader of the claim knows it),
+// and adopting it would give the claim an address someone else holds. The claim gets an
+// address of its own instead; DuplicateAddress names the other object.
 func (b *binder) adoptable(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, mine []client.Object, published string) ([]client.Object, error) {
-	if !slices.ContainsFunc(mine, func(o client.Object) bool {
-		_, owned := claimOwner(o, b.kind.claimKind)
-		return !owned && o.GetName() != published
-	}) {
+	if !slices.ContainsFunc(mine, func(o client.Object) bool { return o.GetName() != published }) {
 		return mine, nil
 	}
 	var out []client.Object
 	err := b.Registry.With(ctx, pool, func(s *poolState) error {
 		for _, o := range mine {
 			a, _, _, _ := b.kind.holds(o)
-			if _, owned := claimOwner(o, b.kind.claimKind); owned || o.GetName() == published || !s.heldByOther(a, b.kind.claimKind, claim.GetName()) {
+			if o.GetName() == published || !s.heldByOther(a, b.kind.claimKind, claim.GetName()) {
 				out = append(out, o)
 			}
 		}

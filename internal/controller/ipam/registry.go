@@ -458,7 +458,7 @@ func (s *poolState) held(key string) (netip.Addr, bool) {
 // pre-allocation, else want (the address the claim asks for), else a free one.
 func (s *poolState) pick(kind, name string, uid types.UID, want netip.Addr) (netip.Addr, error) {
 	key := holderKey(kind, name, uid)
-	if a, ok := s.byKey[key]; ok {
+	if a, ok := s.byKey[key]; ok && (s.holders[a][key] == uidPending || !s.heldByOther(a, kind, name)) {
 		return a, nil
 	}
 	if s.alloc == nil {
