@@ -17,10 +17,13 @@ limitations under the License.
 package ipam_test
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -144,5 +147,51 @@ var _ = Describe("the pool label", func() {
 		var l ipamv1alpha1.IPAddressList
 		Expect(k8s.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{ipam.PoolLabel: "lbl"})).To(Succeed())
 		Expect(l.Items).To(ContainElement(HaveField("Name", "copied")))
+	})
+})
+
+var _ = Describe("a claim name reused while the old IPAddress is kept", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	// Another tool's finalizer keeps the IPAddress of a deleted claim (its address stays
+	// held). A claim created under the same name is another claim: it gets another free
+	// address rather than wait for the old object to go.
+	It("allocates for the new claim while the old claim's IPAddress waits on another finalizer", func() {
+		pool := newPool(ns, "kept", rangeOf("192.168.0.10", "192.168.0.11", "192.168.0.0/24", "192.168.0.1"))
+		pool.Spec.AllocationStrategy = ipamv1alpha1.AllocationSequential
+		Expect(k8s.Create(ctx, pool)).To(Succeed())
+		Expect(k8s.Create(ctx, newClaim(ns, "foo", "kept"))).To(Succeed())
+		old := boundAddress(ns, "foo")
+		const hold = "example.com/hold"
+		Eventually(func() error {
+			ip := &ipamv1alpha1.IPAddress{}
+			if err := k8s.Get(ctx, key(ns, old.Name), ip); err != nil {
+				return err
+			}
+			ip.Finalizers = append(ip.Finalizers, hold)
+			return k8s.Update(ctx, ip)
+		}).Should(Succeed())
+		DeferCleanup(func() {
+			Eventually(func() error {
+				ip := &ipamv1alpha1.IPAddress{}
+				if err := k8s.Get(ctx, key(ns, old.Name), ip); err != nil {
+					return client.IgnoreNotFound(err)
+				}
+				ip.Finalizers = nil
+				return k8s.Update(ctx, ip)
+			}).Should(Succeed())
+		})
+		Expect(k8s.Delete(ctx, newClaim(ns, "foo", "kept"))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, key(ns, "foo"), &ipamv1alpha1.IPClaim{}))
+		}).Should(BeTrue())
+
+		Expect(k8s.Create(ctx, newClaim(ns, "foo", "kept"))).To(Succeed())
+		// A liveness bound, far above the second a bind takes here.
+		Eventually(func(g Gomega) bool {
+			return meta.IsStatusConditionTrue(getClaim(g, ns, "foo").Status.Conditions, ipamv1alpha1.ConditionReady)
+		}, 30*time.Second).Should(BeTrue(), "the new claim foo never got an address while 192.168.0.11 is free")
+		Expect(string(boundAddress(ns, "foo").Spec.Address)).To(Equal("192.168.0.11"))
 	})
 })
