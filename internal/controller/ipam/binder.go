@@ -109,9 +109,15 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 				return outcome{}, err
 			}
 		case stale:
-			settling = true
 			if err := release(ctx, b.Client, o, b.kind.addrFin); err != nil {
 				return outcome{}, err
+			}
+			// It goes in a moment, and the claim may want its address (a pre-allocation
+			// by name): wait for it. Unless another tool's finalizer keeps it, for as
+			// long as that tool likes: it holds its address under the earlier claim's
+			// UID, and this claim takes another.
+			if len(o.GetFinalizers()) == 0 {
+				settling = true
 			}
 		}
 	}
