@@ -20,6 +20,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -57,6 +58,43 @@ func TestDeletingOneOfTwoObjectsWithOneHolderKeyKeepsTheAddress(t *testing.T) {
 	if err := reg.With(ctx, pool, func(s *poolState) error {
 		if b, err := s.pick(kindCAPI, "y", "claim-2", netip.Addr{}); err != nil || b == a {
 			t.Fatalf("IPAddress %s still holds %s for IPClaim x, yet IPAddressClaim y got %s (%v)", real.Name, a, b, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An object that names a claim as owner at another address does not prove that the
+// claim's own create, which answered ambiguously, failed: an owner reference can be
+// written by anyone who reads the claim. Until the create is settled its address stays.
+func TestAnotherObjectOfAClaimKeepsTheAddressOfItsInterruptedCreate(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry(emptyNamespace{}, true)
+	pool := &ipamv1alpha1.IPPool{}
+	pool.Namespace, pool.Name, pool.UID, pool.Generation = "ns", "p", "pool-uid", 1
+	pool.Spec.NamePrefix = "p"
+	pool.Spec.Pools = []ipamv1alpha1.Pool{{Start: ptr.To[ipamv1alpha1.IPAddressStr]("10.0.0.10"),
+		End: ptr.To[ipamv1alpha1.IPAddressStr]("10.0.0.12"), Prefix: 24}}
+	var a netip.Addr
+	if err := reg.With(ctx, pool, func(s *poolState) error {
+		var err error
+		if a, err = s.pick(kindMetal3, "v", "claim-v", netip.Addr{}); err != nil {
+			return err
+		}
+		// Its create timed out: it may still land.
+		s.doubt(holderKey(kindMetal3, "v", "claim-v"), time.Now())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other := metal3Object("object-forged", "v", "claim-v", netip.MustParseAddr("10.0.0.12"))
+	other.Name = "forged"
+	reg.apply(other, true)
+
+	if err := reg.With(ctx, pool, func(s *poolState) error {
+		if b, err := s.pick(kindCAPI, "y", "claim-y", netip.Addr{}); err != nil || b == a {
+			t.Fatalf("the create of IPClaim v's %s may still land, yet IPAddressClaim y got %s (%v)", a, b, err)
 		}
 		return nil
 	}); err != nil {
