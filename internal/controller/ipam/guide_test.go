@@ -75,13 +75,8 @@ var _ = Describe("the migration guide", func() {
 			return string(out)
 		}
 
-		var listing, reserve string
+		listing, reserve := guideListing(), ""
 		for _, b := range guideBlocks() {
-			for _, line := range strings.Split(b, "\n") {
-				if line = strings.TrimSpace(line); strings.HasPrefix(line, "kubectl get ipa -l ") {
-					listing = strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
-				}
-			}
 			if strings.Contains(b, "kind: IPAddress") {
 				reserve = b
 			}
