@@ -92,6 +92,23 @@ var _ = Describe("IPAddresses made by hand for a claim", func() {
 	})
 })
 
+var _ = Describe("IPAddresses made by hand outside the pool", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	// The same hand-made IPAddress, with an address the pool does not hand out: the claim
+	// must not take it as the pool's answer.
+	It("does not bind a claim to a hand-made IPAddress of an address outside its pool", func() {
+		pool := newPool(ns, "out", rangeOf("192.168.0.10", "192.168.0.11", "192.168.0.0/24", "192.168.0.1"))
+		Expect(k8s.Create(ctx, pool)).To(Succeed())
+		bogus := externalAddress(ns, "for-later", "out", "8.8.8.8")
+		bogus.Spec.Claim = corev1.ObjectReference{Name: "later", Namespace: ns}
+		Expect(k8s.Create(ctx, bogus)).To(Succeed())
+		Expect(k8s.Create(ctx, newClaim(ns, "later", "out"))).To(Succeed())
+		Expect(string(boundAddress(ns, "later").Spec.Address)).To(HavePrefix("192.168.0."))
+	})
+})
+
 var _ = Describe("IPAddresses made by hand with the claim as owner", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
