@@ -186,10 +186,10 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 }
 
 // adoptable drops from mine the IPAddresses the claim's status does not name whose address
-// the allocator knows another holder of: anyone who can create an IPAddress can make one
-// for a claim yet to come, with the claim's UID as owner (a reader of the claim knows it),
-// and adopting it would give the claim an address someone else holds. The claim gets an
-// address of its own instead; DuplicateAddress names the other object.
+// the allocator knows another holder of, or does not hand out: anyone who can create an
+// IPAddress can make one for a claim yet to come, with the claim's UID as owner (a reader
+// of the claim knows it), and adopting it would give the claim an address someone else
+// holds or none of the pool's. The claim gets an address of its own instead.
 func (b *binder) adoptable(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, mine []client.Object, published string) ([]client.Object, error) {
 	if !slices.ContainsFunc(mine, func(o client.Object) bool { return o.GetName() != published }) {
 		return mine, nil
@@ -198,7 +198,7 @@ func (b *binder) adoptable(ctx context.Context, claim client.Object, pool *ipamv
 	err := b.Registry.With(ctx, pool, func(s *poolState) error {
 		for _, o := range mine {
 			a, _, _, _ := b.kind.holds(o)
-			if o.GetName() == published || !s.heldByOther(a, b.kind.claimKind, claim.GetName()) {
+			if o.GetName() == published || !s.notOurs(a, b.kind.claimKind, claim.GetName()) {
 				out = append(out, o)
 			}
 		}

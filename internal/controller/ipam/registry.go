@@ -448,6 +448,12 @@ func (s *poolState) heldByOther(a netip.Addr, kind, name string) bool {
 	return false
 }
 
+// notOurs reports whether a claim of kind named name may not take a as the pool's answer:
+// another holder has it, or the pool neither hands it out nor pre-allocates it to name.
+func (s *poolState) notOurs(a netip.Addr, kind, name string) bool {
+	return s.heldByOther(a, kind, name) || (s.alloc != nil && !s.alloc.Contains(a) && s.pre[name] != a)
+}
+
 // held returns the address key holds, if any.
 func (s *poolState) held(key string) (netip.Addr, bool) {
 	a, ok := s.byKey[key]
@@ -458,7 +464,7 @@ func (s *poolState) held(key string) (netip.Addr, bool) {
 // pre-allocation, else want (the address the claim asks for), else a free one.
 func (s *poolState) pick(kind, name string, uid types.UID, want netip.Addr) (netip.Addr, error) {
 	key := holderKey(kind, name, uid)
-	if a, ok := s.byKey[key]; ok && (s.holders[a][key] == uidPending || !s.heldByOther(a, kind, name)) {
+	if a, ok := s.byKey[key]; ok && (s.holders[a][key] == uidPending || !s.notOurs(a, kind, name)) {
 		return a, nil
 	}
 	if s.alloc == nil {
