@@ -388,6 +388,12 @@ func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
 			_ = s.alloc.Reserve(a)
 		}
 	}
+	if old, ok := h[key]; ok && old != uidPending && uid != uidPending && old != uid {
+		// A second object of the same holder at the same address (a copy under another
+		// name): it holds the address until its own deletion, whichever goes first.
+		h[copyKey(key, uid)] = uid
+		return
+	}
 	if old, ok := h[key]; !ok || old == uidPending || uid != uidPending {
 		h[key] = uid
 	}
@@ -403,7 +409,10 @@ func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
 func (s *poolState) remove(a netip.Addr, key string, uid types.UID) {
 	h := s.holders[a]
 	if got, ok := h[key]; !ok || got != uid {
-		return
+		if h[copyKey(key, uid)] != uid || uid == uidPending {
+			return
+		}
+		key = copyKey(key, uid)
 	}
 	delete(h, key)
 	if s.byKey[key] == a {
@@ -425,6 +434,26 @@ func (s *poolState) remove(a netip.Addr, key string, uid types.UID) {
 	}
 }
 
+// copyKey is the key under which a second object with key holds the same address.
+func copyKey(key string, uid types.UID) string { return key + "#" + string(uid) }
+
+// heldByOther reports whether anyone but the claims of kind named name, and the
+// pre-allocation kept for that name, holds a.
+func (s *poolState) heldByOther(a netip.Addr, kind, name string) bool {
+	for k := range s.holders[a] {
+		if !strings.HasPrefix(k, kind+"/"+name+"/") && k != holderKey(kindPre, name, "") {
+			return true
+		}
+	}
+	return false
+}
+
+// notOurs reports whether a claim of kind named name may not take a as the pool's answer:
+// another holder has it, or the pool neither hands it out nor pre-allocates it to name.
+func (s *poolState) notOurs(a netip.Addr, kind, name string) bool {
+	return s.heldByOther(a, kind, name) || (s.alloc != nil && !s.alloc.Contains(a) && s.pre[name] != a)
+}
+
 // held returns the address key holds, if any.
 func (s *poolState) held(key string) (netip.Addr, bool) {
 	a, ok := s.byKey[key]
@@ -435,7 +464,7 @@ func (s *poolState) held(key string) (netip.Addr, bool) {
 // pre-allocation, else want (the address the claim asks for), else a free one.
 func (s *poolState) pick(kind, name string, uid types.UID, want netip.Addr) (netip.Addr, error) {
 	key := holderKey(kind, name, uid)
-	if a, ok := s.byKey[key]; ok {
+	if a, ok := s.byKey[key]; ok && (s.holders[a][key] == uidPending || !s.notOurs(a, kind, name)) {
 		return a, nil
 	}
 	if s.alloc == nil {
