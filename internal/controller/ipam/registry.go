@@ -377,8 +377,11 @@ func (s *poolState) applyNow(h holding, present bool) {
 // add records that key holds a. A reservation of key at another address whose object was
 // never seen goes: the claim has a real object now, and holds one address.
 func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
+	doubtful := false
 	if old, ok := s.byKey[key]; ok && old != a && uid != uidPending && s.holders[old][key] == uidPending {
-		s.remove(old, key, uidPending)
+		if _, doubtful = s.unsure[key]; !doubtful {
+			s.remove(old, key, uidPending)
+		}
 	}
 	h := s.holders[a]
 	if h == nil {
@@ -387,6 +390,14 @@ func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
 		if s.alloc != nil && s.alloc.Contains(a) {
 			_ = s.alloc.Reserve(a)
 		}
+	}
+	if doubtful {
+		// Another object of the claim, at another address, while the claim's own create may
+		// still land: the pending address stays the claim's until that settles (its object
+		// comes, or the doubt expires and the claim's reconcile lets it go), and this object
+		// holds its address under a key of its own until its deletion.
+		h[copyKey(key, uid)] = uid
+		return
 	}
 	if old, ok := h[key]; ok && old != uidPending && uid != uidPending && old != uid {
 		// A second object of the same holder at the same address (a copy under another
