@@ -126,7 +126,7 @@ func (r *ClaimReconciler) reserveOne(ctx context.Context, claim *ipamclaimsv1alp
 		if err != nil {
 			return a, err
 		}
-		mine, err := r.createReservation(ctx, claim, n, a)
+		mine, _, err := r.createReservation(ctx, claim, n, a)
 		switch {
 		case err == nil && mine:
 			return a, nil
@@ -202,8 +202,8 @@ func pick(sc *scope, n cniconf.Network, i int, ref string, s seen) (netip.Addr, 
 }
 
 // createReservation creates the OverlappingRangeIPReservation of a for the claim; mine is
-// false when someone else holds the address.
-func (r *ClaimReconciler) createReservation(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network, a netip.Addr) (mine bool, err error) {
+// false when someone else holds the address, created says this call stored it.
+func (r *ClaimReconciler) createReservation(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network, a netip.Addr) (mine, created bool, err error) {
 	ref := claimKey(claim)
 	orip := &nodeslicev1alpha1.OverlappingRangeIPReservation{
 		ObjectMeta: metav1.ObjectMeta{
@@ -215,17 +215,17 @@ func (r *ClaimReconciler) createReservation(ctx context.Context, claim *ipamclai
 	}
 	err = r.Create(ctx, orip)
 	if !apierrors.IsAlreadyExists(err) {
-		return err == nil, err
+		return err == nil, err == nil, err
 	}
 	var live nodeslicev1alpha1.OverlappingRangeIPReservation
 	if err := r.Live.Get(ctx, client.ObjectKeyFromObject(orip), &live); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Released between the create and the read: the retry tries it again.
-			return false, fmt.Errorf("reservation %s went away while read: %w", orip.Name, err)
+			return false, false, fmt.Errorf("reservation %s went away while read: %w", orip.Name, err)
 		}
-		return false, err
+		return false, false, err
 	}
-	return holdsFor(&live, claim), nil
+	return holdsFor(&live, claim), false, nil
 }
 
 // holdsFor says a reservation is the claim's (created by an earlier reconcile whose answer
