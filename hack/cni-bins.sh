@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real CNI clients the node-slice tests and benchmark drive, from the Go module proxy,
-# into bin/cni/<versions>/: the whereabouts IPAM plugin and whereabouts' node-slice controller
+# into bin/cni/<versions>/: the whereabouts IPAM plugin, whereabouts' node-slice controller and
+# its ip-control-loop (the reconciler the mixed-network and churn tests run beside rackwire)
 # (github.com/k8snetworkplumbingwg/whereabouts), cnitool (containernetworking/cni) and the
 # reference bridge plugin (containernetworking/plugins).
 # whereabouts' go.mod has a replace directive, so `go install` refuses its main packages: they
@@ -15,7 +16,8 @@ PLUGINS_VERSION=${PLUGINS_VERSION:-v1.9.1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${CNI_BIN_DIR:-$ROOT/bin/cni/whereabouts-$WHEREABOUTS_VERSION-cni-$CNI_VERSION-plugins-$PLUGINS_VERSION}
 
-if [[ -x $DEST/whereabouts && -x $DEST/nodeslicecontroller && -x $DEST/cnitool && -x $DEST/bridge ]]; then
+if [[ -x $DEST/whereabouts && -x $DEST/nodeslicecontroller && -x $DEST/ip-control-loop &&
+	-x $DEST/cnitool && -x $DEST/bridge ]]; then
 	echo "$DEST"
 	exit 0
 fi
@@ -55,6 +57,8 @@ build whereabouts "$WHEREABOUTS_VERSION" \
 	github.com/k8snetworkplumbingwg/whereabouts/cmd "$wb_replace"
 build nodeslicecontroller "$WHEREABOUTS_VERSION" \
 	github.com/k8snetworkplumbingwg/whereabouts/cmd/nodeslicecontroller "$wb_replace"
+build ip-control-loop "$WHEREABOUTS_VERSION" \
+	github.com/k8snetworkplumbingwg/whereabouts/cmd/controlloop "$wb_replace"
 build cnitool "$CNI_VERSION" github.com/containernetworking/cni/cnitool
 build bridge "$PLUGINS_VERSION" \
 	github.com/containernetworking/plugins/plugins/main/bridge

@@ -77,7 +77,7 @@ func install(args []string) error {
 	fs.StringVar(&in.BinDir, "cni-bin-dir", "/host/opt/cni/bin", "the node's CNI bin directory, as mounted")
 	fs.StringVar(&in.ConfDir, "cni-conf-dir", "/host/etc/cni/net.d", "the node's CNI configuration directory, as mounted")
 	fs.StringVar(&in.HostConfDir, "host-cni-conf-dir", "/etc/cni/net.d", "the node's CNI configuration directory on the node")
-	fs.StringVar(&in.HostStateDir, "host-state-dir", cni.StateRoot, "the only directory (and below) a configuration's state_dir may name, on the node")
+	fs.StringVar(&in.HostStateDir, "host-state-dir", cni.StateRoot, "the only directory a configuration's state_dir may name (itself, not one below it), on the node")
 	fs.StringVar(&in.HostLogDir, "host-log-dir", cni.LogRoot, "the only directory a configuration's log_file may lie in, on the node")
 	fs.StringVar(&in.TokenFile, "token-file", sa+"token", "the service-account token")
 	fs.StringVar(&in.CAFile, "ca-file", sa+"ca.crt", "the apiserver's CA")

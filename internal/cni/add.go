@@ -210,7 +210,7 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 		return nil, err
 	}
 	if rec == nil {
-		rec = &record{ContainerID: c.containerID, IfName: c.ifName, PodRef: c.podRef()}
+		rec = &record{ContainerID: c.containerID, IfName: c.ifName, PodRef: c.podRef(), Network: c.cfg.Name}
 	}
 	res := &current.Result{CNIVersion: current.ImplementedSpecVersion, Routes: c.cfg.Routes, DNS: c.cfg.DNS}
 	for _, t := range targets {

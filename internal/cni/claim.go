@@ -33,6 +33,7 @@ import (
 
 	current "github.com/containernetworking/cni/pkg/types/100"
 
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 	"github.com/rackwire/rackwire/internal/cniconf"
 )
 
@@ -47,6 +48,8 @@ const (
 // ipam-claim-reference and NAD ("<namespace>/<name>"), and the VM whose launcher it is.
 type selection struct {
 	ref, nad, vm string
+	// vmiUID is the UID of the VMI controlling the pod ("" when none does).
+	vmiUID string
 }
 
 // selected reads this attachment's network-selection element from the pod's
@@ -66,6 +69,9 @@ func (c *call) selected(ctx context.Context) (selection, error) {
 	var sel selection
 	if pod.Labels[launcherLabel] == launcherValue {
 		sel.vm = pod.Annotations[domainAnnotation]
+		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "VirtualMachineInstance" {
+			sel.vmiUID = string(ref.UID)
+		}
 	}
 	raw := strings.TrimSpace(pod.Annotations[nadv1.NetworkAttachmentAnnot])
 	var elems []nadv1.NetworkSelectionElement
@@ -126,17 +132,27 @@ func (c *call) claimOf(ctx context.Context, sel selection) (string, error) {
 		if err := c.kube.get(ctx, path, &list); err != nil {
 			return "", fmt.Errorf("pod %s: finding the IPAMClaim of VM %s for %s: %w", c.podRef(), sel.vm, sel.nad, err)
 		}
-		var unrecorded []string
+		var recorded, unrecorded []string
 		for i := range list.Items {
 			cl := &list.Items[i]
 			switch cl.Annotations[cniconf.ClaimNADAnnotation] {
 			case sel.nad:
-				return cl.Name, nil
+				recorded = append(recorded, cl.Name)
 			case "":
 				if cl.Spec.Network == c.cfg.Name {
 					unrecorded = append(unrecorded, cl.Name)
 				}
 			}
+		}
+		switch {
+		case len(recorded) == 1:
+			return recorded[0], nil
+		case len(recorded) > 1:
+			// Two networks of the VM on one NAD: nothing here says which claim is this
+			// interface's, and taking the first would give both interfaces one address.
+			return "", fmt.Errorf("pod %s: IPAMClaims %s of VM %s all record NetworkAttachmentDefinition %s; "+
+				"which is interface %s's is known only from an ipam-claim-reference (the launcher-pod webhook's)",
+				c.podRef(), strings.Join(recorded, ", "), sel.vm, sel.nad, c.ifName)
 		}
 		if len(unrecorded) == 1 {
 			return unrecorded[0], nil // made before rackwire recorded the NAD
@@ -165,7 +181,7 @@ func (c *call) addFromClaim(ctx context.Context, name string, sel selection) (*c
 		return nil, err
 	}
 	defer c.st.Unlock()
-	rec := &record{ContainerID: c.containerID, IfName: c.ifName, PodRef: c.podRef(), Claim: c.podNS + "/" + name}
+	rec := &record{ContainerID: c.containerID, IfName: c.ifName, PodRef: c.podRef(), Claim: c.podNS + "/" + name, Network: c.cfg.Name}
 	if err := c.st.save(rec); err != nil {
 		return nil, err
 	}
@@ -174,6 +190,10 @@ func (c *call) addFromClaim(ctx context.Context, name string, sel selection) (*c
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
 			return nil, fmt.Errorf("IPAMClaim %s/%s: status.ips %q: %w", c.podNS, name, s, err)
+		}
+		if err := c.takenFromClaim(ctx, name, p.Addr()); err != nil {
+			c.event("IPAMClaimAddressTaken", err.Error())
+			return nil, err
 		}
 		res.IPs = append(res.IPs, c.ipConfig(p.Addr(), p.Bits()))
 	}
@@ -195,6 +215,9 @@ func (c *call) waitClaim(ctx context.Context, name string, sel selection) (*ipam
 		case err == nil && refusal(claim, sel) != "":
 			return nil, fmt.Errorf("pod %s: %s", c.podRef(), refusal(claim, sel))
 		case err == nil && len(claim.Status.IPs) > 0:
+			if err := c.sameVM(ctx, claim, sel); err != nil {
+				return nil, err
+			}
 			return claim, nil
 		case err == nil:
 			last = fmt.Errorf("IPAMClaim %s/%s has no addresses yet", c.podNS, name)
@@ -244,4 +267,42 @@ func refusal(claim *ipamclaims.IPAMClaim, sel selection) string {
 		cl.Controller, cl.ControllerKind = ref.Name, ref.Kind
 	}
 	return cl.Refusal(sel.vm, sel.nad)
+}
+
+// takenFromClaim refuses an address of status.ips that another's reservation holds: the claim's
+// own was deleted and a pod took the address before the manager recreated it (the manager
+// then reports AddressTaken on the claim). A missing reservation is no refusal: the manager
+// recreates it, and while it is down the claim's status.ips is the best record there is.
+func (c *call) takenFromClaim(ctx context.Context, name string, a netip.Addr) error {
+	rname := ReservationName(c.cfg.PoolNetwork(), a)
+	o := &wbv1.OverlappingRangeIPReservation{}
+	err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", rname), o)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading reservation %s of IPAMClaim %s/%s: %w", rname, c.podNS, name, err)
+	case o.Spec.PodRef != c.podNS+"/"+name:
+		return fmt.Errorf("pod %s: address %s of IPAMClaim %s/%s is held by %s (reservation %s)", c.podRef(), a, c.podNS, name, o.Spec.PodRef, rname)
+	}
+	return nil
+}
+
+// sameVM refuses a claim controlled by another UID than the pod's VMI or that VMI's VM: a VM
+// deleted and created again under its name finds the earlier VM's claim until the garbage
+// collector deletes it, and rackwire then releases the address under the running pod.
+func (c *call) sameVM(ctx context.Context, claim *ipamclaims.IPAMClaim, sel selection) error {
+	ref := metav1.GetControllerOf(claim)
+	if sel.vmiUID == "" || ref == nil || string(ref.UID) == sel.vmiUID {
+		return nil
+	}
+	vmi := &metav1.PartialObjectMetadata{}
+	if err := c.kube.get(ctx, "/apis/kubevirt.io/v1/namespaces/"+c.podNS+"/virtualmachineinstances/"+sel.vm, vmi); err != nil {
+		return fmt.Errorf("pod %s: reading VMI %s to check IPAMClaim %s's owner: %w", c.podRef(), sel.vm, claim.Name, err)
+	}
+	if vref := metav1.GetControllerOf(vmi); string(vmi.UID) == sel.vmiUID && vref != nil && vref.UID == ref.UID {
+		return nil
+	}
+	return fmt.Errorf("pod %s: IPAMClaim %s belongs to an earlier %s %s (UID %s), not to the pod's VMI %s (UID %s)",
+		c.podRef(), claim.Name, ref.Kind, ref.Name, ref.UID, sel.vm, sel.vmiUID)
 }

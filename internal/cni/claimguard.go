@@ -19,6 +19,7 @@ package cni
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"os"
@@ -140,6 +141,14 @@ func (c *call) refreshClaims(ctx context.Context, prev *claimed) (*claimed, erro
 		}
 		cl.Addrs[a.String()] = o.Labels[labelClaimNamespace] + "/" + o.Labels[labelClaim]
 	}
+	if prev == nil {
+		// The node's first look: a claim whose reservation is already gone (deleted while
+		// the manager was down) is known from nothing else, so the claims themselves are
+		// read, once; later looks keep what they found while the claims still list it.
+		if err := c.seedClaims(ctx, cl); err != nil {
+			return nil, err
+		}
+	}
 	if prev != nil {
 		for s, ref := range prev.Addrs {
 			if _, ok := cl.Addrs[s]; ok {
@@ -188,4 +197,31 @@ func (c *call) claimHolds(ctx context.Context, ref, addr string) (bool, error) {
 func cutRef(ref string) (ns, name string, ok bool) {
 	ns, name, _ = strings.Cut(ref, "/")
 	return ns, name, ns != "" && name != ""
+}
+
+// seedClaims adds to cl the addresses of this network's IPAMClaims, read from the claims.
+func (c *call) seedClaims(ctx context.Context, cl *claimed) error {
+	list := &ipamclaims.IPAMClaimList{}
+	err := c.kube.get(ctx, "/apis/k8s.cni.cncf.io/v1alpha1/ipamclaims", list)
+	if apierrors.IsNotFound(err) {
+		return nil // no IPAMClaim CRD: no claims
+	}
+	if err != nil {
+		return fmt.Errorf("network %q: reading the IPAMClaims: %w", c.cfg.Name, err)
+	}
+	for i := range list.Items {
+		claim := &list.Items[i]
+		if claim.Spec.Network != c.cfg.Name {
+			continue
+		}
+		for _, s := range claim.Status.IPs {
+			p, err := netip.ParsePrefix(s)
+			if a := p.Addr().Unmap(); err == nil && c.inRanges(a) {
+				if _, ok := cl.Addrs[a.String()]; !ok {
+					cl.Addrs[a.String()] = claim.Namespace + "/" + claim.Name
+				}
+			}
+		}
+	}
+	return nil
 }

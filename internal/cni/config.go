@@ -371,13 +371,15 @@ func (c *Config) read(k map[string]json.RawMessage) error {
 		roots     []string
 		dirOK     bool
 	}{
-		{p + ".state_dir", c.StateDir, AllowedRoots.State, true},
 		{p + ".log_file", c.LogFile, AllowedRoots.Log, false},
 		{p + ".kubernetes.kubeconfig", c.Kubeconfig, AllowedRoots.Config, false},
 	} {
 		if err := confine(x.key, x.path, x.roots, x.dirOK); err != nil {
 			return err
 		}
+	}
+	if err := confineState(p+".state_dir", c.StateDir, AllowedRoots.State); err != nil {
+		return err
 	}
 	if err := c.checkOldVersion(); err != nil {
 		return err

@@ -236,7 +236,7 @@ func TestPathsConfined(t *testing.T) {
 	}
 	for _, tc := range []struct{ ipam, err string }{
 		{`,"state_dir":"/var/lib/cni/rackwire"`, ""},
-		{`,"state_dir":"/var/lib/cni/rackwire/other"`, ""},
+		{`,"state_dir":"/var/lib/cni/rackwire/other"`, "ipam.state_dir: \"/var/lib/cni/rackwire/other\" is below the plugin's state directory"},
 		{`,"log_file":"/var/log/rackwire/net.log"`, ""},
 		{`,"kubernetes":{"kubeconfig":"/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.kubeconfig"}`, ""},
 		{`,"state_dir":"/etc/foo"`, "ipam.state_dir: \"/etc/foo\" is outside"},

@@ -118,3 +118,20 @@ func confine(key, path string, roots []string, dirOK bool) error {
 	}
 	return keyErr(key, "%q is outside the directories the plugin's DaemonSet installs (%s): the plugin runs as root and writes or reads no other path a NetworkAttachmentDefinition names", path, strings.Join(roots, ", "))
 }
+
+// confineState checks state_dir: one of the state roots itself, not a directory below one.
+// A network's node state (its lock, records and views of its pools) must have one place on
+// the node, shared by every NAD of the same pools: two NADs of one pool with their own
+// state_dir would each hand out what the other holds once a reservation is gone.
+func confineState(key, path string, roots []string) error {
+	if err := confine(key, path, roots, true); err != nil || path == "" {
+		return err
+	}
+	p := filepath.Clean(path)
+	for _, r := range roots {
+		if p == filepath.Clean(r) {
+			return nil
+		}
+	}
+	return keyErr(key, "%q is below the plugin's state directory (%s), not that directory: every NetworkAttachmentDefinition must keep its node state in the same place, so that NADs of one pool share it", path, strings.Join(roots, ", "))
+}

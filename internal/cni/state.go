@@ -35,11 +35,14 @@ import (
 // written before each reservation is created, so that DEL and GC can undo an ADD that was
 // cut short anywhere, and only what this node's rackwire wrote.
 type record struct {
-	ContainerID string  `json:"containerID"`
-	IfName      string  `json:"ifName"`
-	PodRef      string  `json:"podRef,omitempty"`
-	Claim       string  `json:"claim,omitempty"`
-	Entries     []entry `json:"entries,omitempty"`
+	ContainerID string `json:"containerID"`
+	IfName      string `json:"ifName"`
+	PodRef      string `json:"podRef,omitempty"`
+	// Network is the configuration's name: NADs of one pool share the node's directory,
+	// and the runtime's GC of one names only its own attachments.
+	Network string  `json:"network,omitempty"`
+	Claim   string  `json:"claim,omitempty"`
+	Entries []entry `json:"entries,omitempty"`
 }
 
 // entry is one address of an attachment: its pool and its reservation.
@@ -89,7 +92,10 @@ func openState(c *Config, node, namespace string) (*state, error) {
 }
 
 // NetworkKey names a network's node state after what whereabouts keys its pools by: the
-// pools' namespace, network_name (else the configuration's name) and the ranges. Two NADs
+// pools' namespace, network_name and the ranges. Not the configuration's name, even without
+// network_name: whereabouts' unnamed network names its pools by range (and node slice) only,
+// so NADs of other names with the same range write the same pools and must share the
+// node's view of them. Two NADs
 // that share a configuration name but not their pools (another network_name, another range,
 // a copy in another namespace whose kubeconfig names other pools) share no lock, record,
 // view, slice or flusher. The readable part is for people; the hash is the identity. It has
@@ -97,11 +103,11 @@ func openState(c *Config, node, namespace string) (*state, error) {
 // (<node>/<name>).
 func NetworkKey(c *Config, namespace string) string {
 	h := sha256.New()
-	_, _ = fmt.Fprintf(h, "%s\x00%s", namespace, c.SliceNetwork())
+	_, _ = fmt.Fprintf(h, "%s\x00%s", namespace, c.PoolNetwork())
 	for _, r := range c.Ranges {
 		_, _ = fmt.Fprintf(h, "\x00%s", r.Subnet.Masked())
 	}
-	readable := safeName(c.SliceNetwork())
+	readable := safeName(c.PoolNetwork())
 	if len(readable) > 48 {
 		readable = readable[:48]
 	}

@@ -105,7 +105,7 @@ func run(m *testing.M) int {
 	// The suite's directory stands for the node's: the verbs run here and the binary accept
 	// paths under it only, as the install allows the DaemonSet's directories.
 	suiteDir = dir
-	cni.AllowedRoots = cni.Roots{State: []string{dir}, Log: []string{dir}, Config: []string{dir}}
+	cni.AllowedRoots = cni.Roots{State: []string{stateDir}, Log: []string{dir}, Config: []string{dir}}
 	if err := cni.WriteRoots(plugin, cni.AllowedRoots); err != nil {
 		panic(err)
 	}

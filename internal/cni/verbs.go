@@ -149,7 +149,9 @@ func GC(args *skel.CmdArgs) error {
 	if err := c.st.Lock(); err != nil {
 		return err
 	}
-	err = c.gcRecords(ctx, valid, nil)
+	// Another NAD of the same pools (another configuration name) shares the directory: its
+	// attachments are not in this GC's valid list, and are its own GC's to release.
+	err = c.gcRecords(ctx, valid, func(r *record) bool { return r.Network == "" || r.Network == c.cfg.Name })
 	c.st.Unlock()
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordv1 "k8s.io/api/coordination/v1"
@@ -100,7 +101,13 @@ func checkCNIPermissions(ctx context.Context, t *testing.T, admin *rest.Config, 
 	}
 	apply(ctx, t, c, "config/cni/whereabouts-lease.yaml", optIn)
 	own := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: "whereabouts"}}
-	allowed("create whereabouts' Lease in the pools' namespace (opt-in Role)", plugin.Create(ctx, own))
+	// The authorizer sees a new Role within moments, not at once.
+	err = plugin.Create(ctx, own)
+	for deadline := time.Now().Add(10 * time.Second); apierrors.IsForbidden(err) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		err = plugin.Create(ctx, own)
+	}
+	allowed("create whereabouts' Lease in the pools' namespace (opt-in Role)", err)
 	holder := "worker-1"
 	own.Spec.HolderIdentity = &holder
 	allowed("update whereabouts' Lease in the pools' namespace (opt-in Role)", plugin.Update(ctx, own))

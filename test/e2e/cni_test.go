@@ -429,8 +429,9 @@ func newPlugins(dir string) plugins {
 	build.Dir = root
 	b, err := build.CombinedOutput()
 	ExpectWithOffset(1, err).NotTo(HaveOccurred(), string(b))
-	// dir stands for the node's directories: the plugin accepts the paths it holds only.
-	ExpectWithOffset(1, rwcni.WriteRoots(p.rackwire, rwcni.Roots{State: []string{dir}, Log: []string{dir}, Config: []string{dir}})).To(Succeed())
+	// dir stands for the node's directories: the plugin accepts the paths it holds only
+	// (state_dir: dir/state itself, as every configuration names it).
+	ExpectWithOffset(1, rwcni.WriteRoots(p.rackwire, rwcni.Roots{State: []string{filepath.Join(dir, "state")}, Log: []string{dir}, Config: []string{dir}})).To(Succeed())
 	return p
 }
 

@@ -109,11 +109,20 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 				return outcome{}, err
 			}
 		case stale:
-			settling = true
 			if err := release(ctx, b.Client, o, b.kind.addrFin); err != nil {
 				return outcome{}, err
 			}
+			// It goes in a moment, and the claim may want its address (a pre-allocation
+			// by name): wait for it. Unless another tool's finalizer keeps it, for as
+			// long as that tool likes: it holds its address under the earlier claim's
+			// UID, and this claim takes another.
+			if len(o.GetFinalizers()) == 0 {
+				settling = true
+			}
 		}
+	}
+	if mine, err = b.adoptable(ctx, claim, pool, mine, published); err != nil {
+		return outcome{}, err
 	}
 	if len(mine) > 0 {
 		return b.keepOne(ctx, mine, published)
@@ -174,6 +183,28 @@ func (b *binder) bind(ctx context.Context, claim client.Object, pool *ipamv1alph
 		ctrl.LoggerFrom(ctx).Info(LogCreateInterrupted, "ipaddress", ip.GetName(), "error", err.Error())
 		return outcome{}, err
 	}
+}
+
+// adoptable drops from mine the IPAddresses the claim's status does not name whose address
+// the allocator knows another holder of, or does not hand out: anyone who can create an
+// IPAddress can make one for a claim yet to come, with the claim's UID as owner (a reader
+// of the claim knows it), and adopting it would give the claim an address someone else
+// holds or none of the pool's. The claim gets an address of its own instead.
+func (b *binder) adoptable(ctx context.Context, claim client.Object, pool *ipamv1alpha1.IPPool, mine []client.Object, published string) ([]client.Object, error) {
+	if !slices.ContainsFunc(mine, func(o client.Object) bool { return o.GetName() != published }) {
+		return mine, nil
+	}
+	var out []client.Object
+	err := b.Registry.With(ctx, pool, func(s *poolState) error {
+		for _, o := range mine {
+			a, _, _, _ := b.kind.holds(o)
+			if o.GetName() == published || !s.notOurs(a, b.kind.claimKind, claim.GetName()) {
+				out = append(out, o)
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // key is the claim's holder key.

@@ -75,13 +75,8 @@ var _ = Describe("the migration guide", func() {
 			return string(out)
 		}
 
-		var listing, reserve string
+		listing, reserve := guideListing(), ""
 		for _, b := range guideBlocks() {
-			for _, line := range strings.Split(b, "\n") {
-				if line = strings.TrimSpace(line); strings.HasPrefix(line, "kubectl get ipa -l ") {
-					listing = strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
-				}
-			}
 			if strings.Contains(b, "kind: IPAddress") {
 				reserve = b
 			}
@@ -99,5 +94,46 @@ var _ = Describe("the migration guide", func() {
 		Expect(k8s.Get(ctx, key(ns, "guide-reserved-192-168-0-20"), got)).To(Succeed())
 		Expect(got.Spec.Claim.Name).To(BeEmpty())
 		Expect(string(got.Spec.Address)).To(Equal("192.168.0.20"))
+	})
+})
+
+// guideListing returns the guide's command that lists a pool's addresses by its label.
+func guideListing() string {
+	for _, b := range guideBlocks() {
+		for _, line := range strings.Split(b, "\n") {
+			if line = strings.TrimSpace(line); strings.HasPrefix(line, "kubectl get ") && strings.Contains(line, "-l "+ipam.PoolLabel+"=") {
+				return strings.TrimSpace(strings.SplitN(line, "#", 2)[0])
+			}
+		}
+	}
+	return ""
+}
+
+var _ = Describe("the migration guide's label listing", func() {
+	// Cluster API IPAddresses come from the same pools and carry the same label; the
+	// listing that the guide gives to check a takeover and to read an IndexesOmitted pool
+	// must show them too.
+	It("lists the Cluster API IPAddresses of the pool as well", func() {
+		ns := newNamespace()
+		Expect(k8s.Create(ctx, newPool(ns, "both", rangeOf("192.168.0.10", "192.168.0.30", "192.168.0.0/24", "192.168.0.1")))).To(Succeed())
+		Expect(k8s.Create(ctx, newCAPIClaim(ns, "machine-1", "both"))).To(Succeed())
+		ip := boundCAPIAddress(ns, "machine-1")
+		Expect(ip.Labels).To(HaveKeyWithValue(ipam.PoolLabel, "both"))
+
+		user, err := testEnv.AddUser(envtest.User{Name: "guide-listing", Groups: []string{"system:masters"}}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		kubeconfig, err := user.KubeConfig()
+		Expect(err).NotTo(HaveOccurred())
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "kubeconfig"), kubeconfig, 0o600)).To(Succeed())
+		kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+		listing := guideListing()
+		Expect(listing).NotTo(BeEmpty(), "the guide lists addresses by label")
+		script := strings.NewReplacer("<pool>", "both").Replace(listing) + " -n " + ns
+		cmd := exec.Command("bash", "-euc", script)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "kubeconfig"), "PATH="+filepath.Dir(kubectl)+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s\n%s", script, out)
+		Expect(string(out)).To(ContainSubstring(ip.Name), "%s lists no Cluster API IPAddress", script)
 	})
 })

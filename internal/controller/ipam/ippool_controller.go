@@ -98,8 +98,9 @@ type poolView struct {
 	duplicates []string
 	// orphans are IPAddresses whose claim is gone (or is another object of the same name).
 	orphans []orphan
-	// unlabelled are IPAddresses without the pool label (written by ip-address-manager, or
-	// by hand), which a listing by the label would miss.
+	// unlabelled are IPAddresses without the pool label, or with another pool's (written by
+	// ip-address-manager, or by hand from another address's manifest), which a listing by
+	// the label would miss.
 	unlabelled []orphan
 }
 
@@ -236,7 +237,7 @@ func (r *IPPoolReconciler) view(ctx context.Context, pool *ipamv1alpha1.IPPool) 
 				continue
 			}
 			use(claim, a)
-			if _, ok := o.GetLabels()[PoolLabel]; !ok && len(pool.Name) <= 63 {
+			if o.GetLabels()[PoolLabel] != pool.Name && len(pool.Name) <= 63 {
 				v.unlabelled = append(v.unlabelled, orphan{o, k})
 			}
 			gone, err := r.claimGone(ctx, k, o, claim)

@@ -30,7 +30,7 @@ import (
 )
 
 // PoolLabel on every IPAddress (of both kinds) names its IPPool, so that the addresses of
-// a pool can be listed when its status no longer carries them (kubectl get ipa -l).
+// a pool can be listed when its status no longer carries them (kubectl get -l).
 const PoolLabel = "ipam.metal3.io/ippool"
 
 // addressKind is what differs between the Metal3 and the Cluster API IPAddress for the

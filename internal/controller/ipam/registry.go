@@ -377,8 +377,11 @@ func (s *poolState) applyNow(h holding, present bool) {
 // add records that key holds a. A reservation of key at another address whose object was
 // never seen goes: the claim has a real object now, and holds one address.
 func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
+	doubtful := false
 	if old, ok := s.byKey[key]; ok && old != a && uid != uidPending && s.holders[old][key] == uidPending {
-		s.remove(old, key, uidPending)
+		if _, doubtful = s.unsure[key]; !doubtful {
+			s.remove(old, key, uidPending)
+		}
 	}
 	h := s.holders[a]
 	if h == nil {
@@ -387,6 +390,20 @@ func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
 		if s.alloc != nil && s.alloc.Contains(a) {
 			_ = s.alloc.Reserve(a)
 		}
+	}
+	if doubtful {
+		// Another object of the claim, at another address, while the claim's own create may
+		// still land: the pending address stays the claim's until that settles (its object
+		// comes, or the doubt expires and the claim's reconcile lets it go), and this object
+		// holds its address under a key of its own until its deletion.
+		h[copyKey(key, uid)] = uid
+		return
+	}
+	if old, ok := h[key]; ok && old != uidPending && uid != uidPending && old != uid {
+		// A second object of the same holder at the same address (a copy under another
+		// name): it holds the address until its own deletion, whichever goes first.
+		h[copyKey(key, uid)] = uid
+		return
 	}
 	if old, ok := h[key]; !ok || old == uidPending || uid != uidPending {
 		h[key] = uid
@@ -403,7 +420,10 @@ func (s *poolState) add(a netip.Addr, key string, uid types.UID) {
 func (s *poolState) remove(a netip.Addr, key string, uid types.UID) {
 	h := s.holders[a]
 	if got, ok := h[key]; !ok || got != uid {
-		return
+		if h[copyKey(key, uid)] != uid || uid == uidPending {
+			return
+		}
+		key = copyKey(key, uid)
 	}
 	delete(h, key)
 	if s.byKey[key] == a {
@@ -425,6 +445,26 @@ func (s *poolState) remove(a netip.Addr, key string, uid types.UID) {
 	}
 }
 
+// copyKey is the key under which a second object with key holds the same address.
+func copyKey(key string, uid types.UID) string { return key + "#" + string(uid) }
+
+// heldByOther reports whether anyone but the claims of kind named name, and the
+// pre-allocation kept for that name, holds a.
+func (s *poolState) heldByOther(a netip.Addr, kind, name string) bool {
+	for k := range s.holders[a] {
+		if !strings.HasPrefix(k, kind+"/"+name+"/") && k != holderKey(kindPre, name, "") {
+			return true
+		}
+	}
+	return false
+}
+
+// notOurs reports whether a claim of kind named name may not take a as the pool's answer:
+// another holder has it, or the pool neither hands it out nor pre-allocates it to name.
+func (s *poolState) notOurs(a netip.Addr, kind, name string) bool {
+	return s.heldByOther(a, kind, name) || (s.alloc != nil && !s.alloc.Contains(a) && s.pre[name] != a)
+}
+
 // held returns the address key holds, if any.
 func (s *poolState) held(key string) (netip.Addr, bool) {
 	a, ok := s.byKey[key]
@@ -435,7 +475,7 @@ func (s *poolState) held(key string) (netip.Addr, bool) {
 // pre-allocation, else want (the address the claim asks for), else a free one.
 func (s *poolState) pick(kind, name string, uid types.UID, want netip.Addr) (netip.Addr, error) {
 	key := holderKey(kind, name, uid)
-	if a, ok := s.byKey[key]; ok {
+	if a, ok := s.byKey[key]; ok && (s.holders[a][key] == uidPending || !s.notOurs(a, kind, name)) {
 		return a, nil
 	}
 	if s.alloc == nil {

@@ -79,6 +79,13 @@ func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamclaimsv1alpha
 			return nil, fmt.Errorf("range %d: %w", i, err)
 		}
 		a, ok := firstIn(pool, s.mine)
+		if ok {
+			// The cache (or a view read before a release) may still show the reservation of
+			// an earlier claim of this name, deleted since: only a live read says it holds.
+			if ok, err = r.stillHolds(ctx, claim, n, a); err != nil {
+				return nil, err
+			}
+		}
 		if !ok {
 			if a, err = r.reserveOne(ctx, claim, n, i, s); err != nil {
 				return nil, err
@@ -87,6 +94,16 @@ func (r *ClaimReconciler) allocate(ctx context.Context, claim *ipamclaimsv1alpha
 		ips = append(ips, n.Ranges[i].CIDR(a))
 	}
 	return ips, nil
+}
+
+// stillHolds reads a's reservation past the cache: it exists and is the claim's.
+func (r *ClaimReconciler) stillHolds(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network, a netip.Addr) (bool, error) {
+	var o nodeslicev1alpha1.OverlappingRangeIPReservation
+	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: cniconf.ReservationName(n.NetworkName, a)}, &o)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && holdsFor(&o, claim), err
 }
 
 func firstIn(pool *ipalloc.Pool, addrs []netip.Addr) (netip.Addr, bool) {
@@ -109,7 +126,7 @@ func (r *ClaimReconciler) reserveOne(ctx context.Context, claim *ipamclaimsv1alp
 		if err != nil {
 			return a, err
 		}
-		mine, err := r.createReservation(ctx, claim, n, a)
+		mine, _, err := r.createReservation(ctx, claim, n, a)
 		switch {
 		case err == nil && mine:
 			return a, nil
@@ -185,8 +202,8 @@ func pick(sc *scope, n cniconf.Network, i int, ref string, s seen) (netip.Addr, 
 }
 
 // createReservation creates the OverlappingRangeIPReservation of a for the claim; mine is
-// false when someone else holds the address.
-func (r *ClaimReconciler) createReservation(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network, a netip.Addr) (mine bool, err error) {
+// false when someone else holds the address, created says this call stored it.
+func (r *ClaimReconciler) createReservation(ctx context.Context, claim *ipamclaimsv1alpha1.IPAMClaim, n cniconf.Network, a netip.Addr) (mine, created bool, err error) {
 	ref := claimKey(claim)
 	orip := &nodeslicev1alpha1.OverlappingRangeIPReservation{
 		ObjectMeta: metav1.ObjectMeta{
@@ -198,17 +215,17 @@ func (r *ClaimReconciler) createReservation(ctx context.Context, claim *ipamclai
 	}
 	err = r.Create(ctx, orip)
 	if !apierrors.IsAlreadyExists(err) {
-		return err == nil, err
+		return err == nil, err == nil, err
 	}
 	var live nodeslicev1alpha1.OverlappingRangeIPReservation
 	if err := r.Live.Get(ctx, client.ObjectKeyFromObject(orip), &live); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Released between the create and the read: the retry tries it again.
-			return false, fmt.Errorf("reservation %s went away while read: %w", orip.Name, err)
+			return false, false, fmt.Errorf("reservation %s went away while read: %w", orip.Name, err)
 		}
-		return false, err
+		return false, false, err
 	}
-	return holdsFor(&live, claim), nil
+	return holdsFor(&live, claim), false, nil
 }
 
 // holdsFor says a reservation is the claim's (created by an earlier reconcile whose answer

@@ -24,8 +24,10 @@ import (
 	"time"
 
 	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,6 +77,14 @@ func (r *ClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	ours := controllerutil.ContainsFinalizer(claim, Finalizer)
+	if _, recorded := recordedNAD(claim); !recorded && !ours {
+		if ref := metav1.GetControllerOf(claim); ref != nil && kubevirtOwner(ref) {
+			// A VM's claim that rackwire's VM controller did not make: ipam-extensions' for
+			// another plugin's network of the same name (OVN-Kubernetes'). rackwire's own claims
+			// of earlier releases get their NAD recorded by the VM controller, then are served.
+			return ctrl.Result{}, nil
+		}
+	}
 	if !net.ok && !ours {
 		return ctrl.Result{}, nil // another network's claim: not ours to touch
 	}
@@ -165,9 +175,16 @@ func (r *ClaimReconciler) keep(ctx context.Context, claim *ipamclaimsv1alpha1.IP
 		if err != nil && !apierrors.IsNotFound(err) {
 			return outcome{}, err
 		}
-		mine, err := r.createReservation(ctx, claim, n, p.Addr().Unmap())
+		mine, created, err := r.createReservation(ctx, claim, n, p.Addr().Unmap())
 		if err != nil {
 			return outcome{}, err
+		}
+		if created {
+			// Someone deleted it (whereabouts' ip-control-loop deletes every reservation
+			// whose podref is no pod), or it was lost with a restored backup.
+			restored.WithLabelValues(n.NetworkName).Inc()
+			r.Recorder.Eventf(claim, nil, corev1.EventTypeWarning, ReasonRestored, "Restore",
+				"reservation %s/%s of address %s was missing and is put back", r.Namespace, cniconf.ReservationName(n.NetworkName, p.Addr().Unmap()), p.Addr())
 		}
 		if !mine {
 			return outcome{ReasonAddressTaken, fmt.Sprintf("address %s of status.ips is held by someone else's reservation %s",

@@ -42,9 +42,19 @@ var (
 	// claimMetrics is the one collector of the process, pointed at the cache of the manager
 	// last set up (a test process sets up several).
 	claimMetrics = cachemetrics.New(collectClaims, claimsDesc)
+
+	// restored counts the claims' reservations this controller found missing and put back.
+	restored = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rackwire_ipamclaim_reservations_restored_total",
+		Help: "Reservations of IPAMClaims' addresses found missing (deleted by someone else) and put back by the claim controller, by network_name.",
+	}, []string{"network_name"})
 )
 
-func init() { metrics.Registry.MustRegister(claimMetrics) }
+// ReasonRestored is the Warning Event on a claim whose missing reservation was put back (the
+// IP reconciler's Event for the same thing has the same reason).
+const ReasonRestored = "ReservationRestored"
+
+func init() { metrics.Registry.MustRegister(claimMetrics, restored) }
 
 // collectClaims reads the IPAMClaims from the cache when Prometheus scrapes. A claim counts
 // once rackwire has touched it (its condition or finalizer): claims of networks served by

@@ -50,6 +50,9 @@ const (
 	claimWaitingIndex = "ipamclaim.waiting"
 	// vmNADIndex indexes VMs by the NADs ("<namespace>/<name>") their networks use.
 	vmNADIndex = "ipamclaim.vm.nads"
+	// vmClaimIndex indexes VMs by the claim names their persistent-looking networks map to:
+	// a claim's deletion wakes every VM that wants its name (colliding names).
+	vmClaimIndex = "ipamclaim.vm.claims"
 )
 
 // Options tune the area.
@@ -122,7 +125,7 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		Named("vm-ipamclaims").
 		For(&virtv1.VirtualMachine{}).
 		Watches(&virtv1.VirtualMachineInstance{}, &handler.EnqueueRequestForObject{}).
-		Watches(&ipamclaimsv1alpha1.IPAMClaim{}, handler.EnqueueRequestsFromMapFunc(vmOfClaim)).
+		Watches(&ipamclaimsv1alpha1.IPAMClaim{}, handler.EnqueueRequestsFromMapFunc(vms.vmsOfClaim)).
 		Watches(&nadv1.NetworkAttachmentDefinition{}, handler.EnqueueRequestsFromMapFunc(vms.vmsOfNAD)).
 		WithOptions(opts).
 		Complete(vms)
@@ -150,6 +153,21 @@ func indexes(mgr ctrl.Manager) error {
 			return []string{"true"}
 		}
 		return nil
+	}); err != nil {
+		return err
+	}
+	if err := ix.IndexField(ctx, &virtv1.VirtualMachine{}, vmClaimIndex, func(obj client.Object) []string {
+		vm := obj.(*virtv1.VirtualMachine)
+		if vm.Spec.Template == nil {
+			return nil
+		}
+		var names []string
+		for _, n := range vm.Spec.Template.Spec.Networks {
+			if n.Multus != nil && !n.Multus.Default {
+				names = append(names, ClaimName(vm.Name, n.Name))
+			}
+		}
+		return names
 	}); err != nil {
 		return err
 	}
@@ -190,11 +208,16 @@ func requests(claims []ipamclaimsv1alpha1.IPAMClaim) []reconcile.Request {
 	return out
 }
 
-// releasedEvents wakes the claims still waiting for an address when a reservation goes.
+// releasedEvents wakes the claims still waiting for an address when a reservation goes, and
+// the claim the reservation held: deleted by hand while its VM runs, it is recreated at once
+// rather than at the next resync, while any pod of the network could take the address.
 func (r *ClaimReconciler) releasedEvents() handler.EventHandler {
 	return handler.Funcs{
-		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q queue) {
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			r.views.drop()
+			if l := e.Object.GetLabels(); l[LabelClaim] != "" && l[LabelClaimNamespace] != "" {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: l[LabelClaimNamespace], Name: l[LabelClaim]}})
+			}
 			var list ipamclaimsv1alpha1.IPAMClaimList
 			if err := r.List(ctx, &list, client.MatchingFields{claimWaitingIndex: "true"}); err != nil {
 				return
@@ -206,12 +229,23 @@ func (r *ClaimReconciler) releasedEvents() handler.EventHandler {
 	}
 }
 
-// vmOfClaim wakes the VM a claim is for (its kubevirt.io/vm label).
-func vmOfClaim(_ context.Context, obj client.Object) []reconcile.Request {
+// vmsOfClaim wakes the VM a claim is for (its kubevirt.io/vm label) and the other VMs whose
+// claim name it is: when it goes, the second of two VMs with colliding names can have it.
+func (r *VMReconciler) vmsOfClaim(ctx context.Context, obj client.Object) []reconcile.Request {
+	var out []reconcile.Request
 	if vm := obj.GetLabels()[VMLabel]; vm != "" {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: vm}}}
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: vm}})
 	}
-	return nil
+	var list virtv1.VirtualMachineList
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{vmClaimIndex: obj.GetName()}); err != nil {
+		return out
+	}
+	for i := range list.Items {
+		if list.Items[i].Name != obj.GetLabels()[VMLabel] {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
 }
 
 // vmsOfNAD wakes the VMs that use a NAD: its creation, or allowPersistentIPs turned on.

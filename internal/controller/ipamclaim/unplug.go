@@ -88,28 +88,61 @@ func (r *VMReconciler) inUse(ctx context.Context, owner client.Object, vmi *virt
 		client.MatchingLabels{launcherLabel: launcherValue}); err != nil {
 		return false, err
 	}
+	// Other networks of the VM that stay on the NAD account for as many of a pod's attachments
+	// to it: two networks may share a NAD, and the one staying must not hold the other's claim.
+	others := staying(owner, vmi, network, nad)
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.Annotations[domainAnnotation] != owner.GetName() || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		if namesNAD(p, nad) {
+		if namesNAD(p, nad, others) {
 			return true, nil
 		}
 	}
 	return false, nil
 }
 
-// namesNAD reads a pod's network selection and network status for the NAD. An annotation
-// that does not parse counts as naming it: the address is kept rather than freed on a guess.
-func namesNAD(p *corev1.Pod, nad types.NamespacedName) bool {
+// staying counts the networks other than network that use nad and are not being unplugged,
+// in the VMI's spec (the VM's template when it has no VMI).
+func staying(owner client.Object, vmi *virtv1.VirtualMachineInstance, network string, nad types.NamespacedName) int {
+	var spec *virtv1.VirtualMachineInstanceSpec
+	switch o := owner.(type) {
+	case *virtv1.VirtualMachine:
+		if o.Spec.Template != nil {
+			spec = &o.Spec.Template.Spec
+		}
+	case *virtv1.VirtualMachineInstance:
+		spec = &o.Spec
+	}
+	if vmi != nil {
+		spec = &vmi.Spec
+	}
+	if spec == nil {
+		return 0
+	}
+	n := 0
+	for _, netw := range spec.Networks {
+		if netw.Name != network && netw.Multus != nil && !netw.Multus.Default &&
+			nadKey(owner.GetNamespace(), netw.Multus.NetworkName) == nad && !absent(spec, netw.Name) {
+			n++
+		}
+	}
+	return n
+}
+
+// namesNAD reads a pod's network selection and network status for more attachments to the NAD
+// than the others that stay. An annotation that does not parse counts as naming it: the
+// address is kept rather than freed on a guess.
+func namesNAD(p *corev1.Pod, nad types.NamespacedName, others int) bool {
+	selected, reported := 0, 0
 	if raw := strings.TrimSpace(p.Annotations[nadv1.NetworkAttachmentAnnot]); raw != "" {
 		var elems []nadv1.NetworkSelectionElement
 		if !strings.HasPrefix(raw, "[") {
 			for _, item := range strings.Split(raw, ",") {
 				item, _, _ = strings.Cut(strings.TrimSpace(item), "@")
 				if nadKey(p.Namespace, item) == nad {
-					return true
+					selected++
 				}
 			}
 		} else if err := json.Unmarshal([]byte(raw), &elems); err != nil {
@@ -121,7 +154,7 @@ func namesNAD(p *corev1.Pod, nad types.NamespacedName) bool {
 				ns = p.Namespace
 			}
 			if (types.NamespacedName{Namespace: ns, Name: e.Name}) == nad {
-				return true
+				selected++
 			}
 		}
 	}
@@ -132,9 +165,9 @@ func namesNAD(p *corev1.Pod, nad types.NamespacedName) bool {
 		}
 		for _, s := range status {
 			if nadKey(p.Namespace, s.Name) == nad {
-				return true
+				reported++
 			}
 		}
 	}
-	return false
+	return selected > others || reported > others
 }

@@ -220,6 +220,9 @@ func (r *VMReconciler) ensureClaim(ctx context.Context, owner client.Object, vmi
 	ref := metav1.GetControllerOf(existing)
 	if ref != nil && (ref.UID == owner.GetUID() || (vmi != nil && ref.UID == vmi.UID)) {
 		// Ours (or made while the VM's own VMI ran alone, which keeps it).
+		if !existing.DeletionTimestamp.IsZero() {
+			return r.deletedByHand(ctx, owner, vmi, existing, nad)
+		}
 		return r.recordNAD(ctx, existing, nad)
 	}
 	if ref == nil || !kubevirtOwner(ref) || ref.Name != owner.GetName() {
@@ -238,6 +241,27 @@ func (r *VMReconciler) ensureClaim(ctx context.Context, owner client.Object, vmi
 		}
 	}
 	return claimState{stale: true}, nil
+}
+
+// deletedByHand lets go of the VM's own claim that someone deleted (as the conflict condition
+// advises when the VM now names another NAD) once nothing of the VM uses it: while the VMI or
+// a launcher pod still has its address the finalizer keeps it; once the VM is stopped the claim
+// goes, and its deletion wakes the VM, which makes a new one. Kept for ever, the claim would
+// refuse every later launcher pod of the VM.
+func (r *VMReconciler) deletedByHand(ctx context.Context, owner client.Object, vmi *virtv1.VirtualMachineInstance,
+	claim *ipamclaimsv1alpha1.IPAMClaim, nad types.NamespacedName) (claimState, error) {
+	if vmi != nil {
+		return claimState{}, nil // the VMI's deletion wakes the VM again
+	}
+	used := nad
+	if recorded, ok := recordedNAD(claim); ok {
+		used = recorded
+	}
+	busy, err := r.inUse(ctx, owner, nil, "", used)
+	if err != nil || busy {
+		return claimState{stale: true}, err
+	}
+	return claimState{stale: true}, r.dropFinalizer(ctx, claim)
 }
 
 // recordNAD writes the NAD on a claim of the VM's that lacks it (made before rackwire recorded

@@ -43,21 +43,23 @@ func (r *Reconciler) remember(obj client.Object) {
 }
 
 // evidence is what the records, present and deleted, say of a container's holder: its
-// recorded UID, and when its earliest reservation was created.
-func (r *Reconciler) evidence(v *view, containerID string) holder.Evidence {
+// recorded UID, when its earliest reservation was created, and whether a later sandbox of
+// its pod holds the interface.
+func (r *Reconciler) evidence(v *view, al nodeslicev1alpha1.IPAllocation) holder.Evidence {
+	containerID := al.ContainerID
 	ev := holder.Evidence{UID: v.uid[containerID], ReservedAt: v.reservedAt[containerID]}
 	r.mu.Lock()
 	gone, ok := r.deleted[containerID]
 	r.mu.Unlock()
-	if !ok {
-		return ev
+	if ok {
+		if ev.UID == "" {
+			ev.UID = gone.UID
+		}
+		if ev.ReservedAt.IsZero() || (!gone.ReservedAt.IsZero() && gone.ReservedAt.Before(ev.ReservedAt)) {
+			ev.ReservedAt = gone.ReservedAt
+		}
 	}
-	if ev.UID == "" {
-		ev.UID = gone.UID
-	}
-	if ev.ReservedAt.IsZero() || (!gone.ReservedAt.IsZero() && gone.ReservedAt.Before(ev.ReservedAt)) {
-		ev.ReservedAt = gone.ReservedAt
-	}
+	ev.Superseded = v.superseded(al.PodRef, al.IfName, containerID, ev.ReservedAt)
 	return ev
 }
 

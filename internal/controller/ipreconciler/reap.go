@@ -51,7 +51,7 @@ func (r *Reconciler) reapAllocations(ctx context.Context, n networks, v *view, p
 		var ops []patchOp
 		var done []judged
 		for _, j := range js {
-			ev := r.evidence(v, j.alloc.ContainerID)
+			ev := r.evidence(v, j.alloc)
 			reason, ok, err := r.verdict(ctx, r.Live, j.alloc.PodRef, ev)
 			if err != nil {
 				errs = append(errs, err)
@@ -107,7 +107,8 @@ func (r *Reconciler) reapReservations(ctx context.Context, n networks, v *view, 
 		if v.recordedFor(a, o) {
 			continue // its allocation goes first
 		}
-		ev := holder.Evidence{UID: o.Annotations[AnnotationPodUID], ReservedAt: o.CreationTimestamp.Time}
+		ev := holder.Evidence{UID: o.Annotations[AnnotationPodUID], ReservedAt: o.CreationTimestamp.Time,
+			Superseded: v.superseded(o.Spec.PodRef, o.Spec.IfName, o.Spec.ContainerID, o.CreationTimestamp.Time)}
 		reason, ok, err := r.verdict(ctx, r.Live, o.Spec.PodRef, ev)
 		if err != nil {
 			errs = append(errs, err)

@@ -111,10 +111,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.forget(v)
 	// Allocations first, then reservations: the order of a DEL.
-	errs := []error{r.reapAllocations(ctx, n, v, p), r.reapReservations(ctx, n, v, p)}
-	if n.restore {
-		errs = append(errs, r.restorePods(ctx, n, v, p), r.restoreClaims(ctx, n, p))
-	}
+	errs := []error{r.reapAllocations(ctx, n, v, p), r.reapReservations(ctx, n, v, p),
+		r.restorePods(ctx, n, v, p), r.restoreClaims(ctx, n, p)}
 	return ctrl.Result{RequeueAfter: min(p.next, r.Resync)}, errors.Join(errs...)
 }
 
@@ -143,7 +141,7 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 	}
 	name := n.scope.NetworkName
 	for _, e := range v.entries {
-		ev := r.evidence(v, e.alloc.ContainerID)
+		ev := r.evidence(v, e.alloc)
 		reason, ok, err := r.verdict(ctx, r.Client, e.alloc.PodRef, ev)
 		if err != nil {
 			return nil, err
@@ -152,7 +150,7 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 			continue // not a pod's: not ours to judge
 		}
 		if reason == holder.Alive {
-			if _, held := v.byName[cniconf.ReservationName(name, e.addr)]; !held {
+			if _, held := v.byName[cniconf.ReservationName(name, e.addr)]; !held && n.reserves(e.addr) {
 				p.restore = append(p.restore, e)
 			}
 			continue
@@ -165,7 +163,8 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 		if v.claimHeld(o) {
 			continue
 		}
-		ev := holder.Evidence{UID: o.Annotations[AnnotationPodUID], ReservedAt: o.CreationTimestamp.Time}
+		ev := holder.Evidence{UID: o.Annotations[AnnotationPodUID], ReservedAt: o.CreationTimestamp.Time,
+			Superseded: v.superseded(o.Spec.PodRef, o.Spec.IfName, o.Spec.ContainerID, o.CreationTimestamp.Time)}
 		reason, ok, err := r.verdict(ctx, r.Client, o.Spec.PodRef, ev)
 		if err != nil {
 			return nil, err
@@ -190,7 +189,7 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 			if !ok || !n.scope.Within(a) {
 				continue
 			}
-			if _, held := v.byName[cniconf.ReservationName(name, a)]; !held {
+			if _, held := v.byName[cniconf.ReservationName(name, a)]; !held && n.reserves(a) {
 				p.restoreClaims = append(p.restoreClaims, claimAddress{claim: c, addr: a})
 			}
 		}

@@ -43,8 +43,22 @@ type networks struct {
 	// persistent are the CNI network names (IPAMClaim spec.network) of the scope's networks
 	// that allow persistent IPs.
 	persistent map[string]bool
-	// restore says the scope keeps reservations (no NAD turns enable_overlapping_ranges off).
-	restore bool
+	// unreserved are the ranges of the scope's NADs that turn enable_overlapping_ranges off:
+	// no reservation is put back there. Per range, not per scope: network_name is anyone's
+	// to write in a NAD of their own namespace, and such a NAD must not turn the put-back
+	// off for the ranges of another.
+	unreserved []netip.Prefix
+}
+
+// reserves says whether the scope keeps reservations at a: no NAD whose range holds it
+// turns enable_overlapping_ranges off.
+func (n networks) reserves(a netip.Addr) bool {
+	for _, r := range n.unreserved {
+		if r.Contains(a) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Reconciler) networks(ctx context.Context, scope string) (networks, bool, error) {
@@ -52,7 +66,7 @@ func (r *Reconciler) networks(ctx context.Context, scope string) (networks, bool
 	if err := r.List(ctx, &list, client.MatchingFields{scopeIndex: indexKey(scope)}); err != nil {
 		return networks{}, false, err
 	}
-	n := networks{scope: holder.Scope{NetworkName: scope}, persistent: map[string]bool{}, restore: true}
+	n := networks{scope: holder.Scope{NetworkName: scope}, persistent: map[string]bool{}}
 	found := false
 	for i := range list.Items {
 		cfg := []byte(list.Items[i].Spec.Config)
@@ -70,7 +84,11 @@ func (r *Reconciler) networks(ctx context.Context, scope string) (networks, bool
 		if net.PersistentIPs {
 			n.persistent[net.Name] = true
 		}
-		n.restore = n.restore && overlapping(cfg)
+		if !overlapping(cfg) {
+			for _, rg := range net.Ranges {
+				n.unreserved = append(n.unreserved, rg.Subnet)
+			}
+		}
 	}
 	if scope == "" {
 		for _, s := range r.scopes.all() {
@@ -111,6 +129,22 @@ type view struct {
 	claims []*ipamclaimsv1alpha1.IPAMClaim
 	// claimRefs holds "<namespace>/<name>" of every IPAMClaim.
 	claimRefs map[string]bool
+	// latest is, per "<podref>|<ifname>", the container of the newest reservation the plugin
+	// made for it, and when: the pod's current sandbox for that interface.
+	latest map[string]sandbox
+}
+
+type sandbox struct {
+	containerID string
+	at          time.Time
+}
+
+// superseded says whether a later sandbox of the pod holds the interface: another
+// container's reservation for the same pod and interface, created after reservedAt (zero:
+// this container has no reservation left).
+func (v *view) superseded(podRef, ifName, containerID string, reservedAt time.Time) bool {
+	l, ok := v.latest[podRef+"|"+ifName]
+	return ok && containerID != "" && l.containerID != containerID && (reservedAt.IsZero() || reservedAt.Before(l.at))
 }
 
 func recordKey(a netip.Addr, holderID string) string { return a.String() + "|" + holderID }
@@ -121,7 +155,7 @@ func (r *Reconciler) read(ctx context.Context, n networks) (*view, error) {
 	v := &view{
 		byName: map[string]*nodeslicev1alpha1.OverlappingRangeIPReservation{}, reservedAt: map[string]time.Time{},
 		uid: map[string]string{}, recorded: map[string]bool{}, ranges: map[*nodeslicev1alpha1.IPPool]netip.Prefix{},
-		claimRefs: map[string]bool{}, containers: map[string]bool{},
+		claimRefs: map[string]bool{}, containers: map[string]bool{}, latest: map[string]sandbox{},
 	}
 	var pools nodeslicev1alpha1.IPPoolList
 	if err := r.List(ctx, &pools, client.InNamespace(r.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -161,6 +195,12 @@ func (r *Reconciler) read(ctx context.Context, n networks) (*view, error) {
 			}
 			if u := o.Annotations[AnnotationPodUID]; u != "" {
 				v.uid[cid] = u
+			}
+			// Only the plugin's own reservations date a sandbox: one the manager put back
+			// (annotated) is dated by the put-back.
+			key := o.Spec.PodRef + "|" + o.Spec.IfName
+			if l, ok := v.latest[key]; o.Annotations[AnnotationPodUID] == "" && (!ok || l.at.Before(o.CreationTimestamp.Time)) {
+				v.latest[key] = sandbox{containerID: cid, at: o.CreationTimestamp.Time}
 			}
 		}
 		if a, ok := cniconf.ReservedAddress(n.scope.NetworkName, o.Name); ok && n.scope.Within(a) {

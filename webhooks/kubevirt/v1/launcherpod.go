@@ -29,6 +29,7 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,13 +92,18 @@ func (w LauncherPodWebhook) Handle(ctx context.Context, req admission.Request) a
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading VMI %s/%s of the launcher pod: %w", ns, vmName, err))
 	}
 	changed := false
+	// KubeVirt writes one element per multus network, in the order of the VMI's networks: the
+	// k-th element naming a NAD is the k-th network on it (two networks may share a NAD).
+	seen := map[types.NamespacedName]int{}
 	for _, e := range elems {
 		name, _ := e["name"].(string)
 		nsOf, _ := e["namespace"].(string)
 		if nsOf == "" {
 			nsOf = ns
 		}
-		network, ok := vmiNetwork(vmi, types.NamespacedName{Namespace: nsOf, Name: name})
+		key := types.NamespacedName{Namespace: nsOf, Name: name}
+		network, ok := vmiNetworkAt(vmi, key, seen[key])
+		seen[key]++
 		if !ok {
 			continue
 		}
@@ -162,8 +168,13 @@ func parseElements(raw string) ([]map[string]any, error) {
 	return elems, nil
 }
 
-// vmiNetwork is the logical name of the VMI's multus (non-default) network that uses nad.
+// vmiNetwork is the logical name of the VMI's first multus (non-default) network that uses nad.
 func vmiNetwork(vmi *virtv1.VirtualMachineInstance, nad types.NamespacedName) (string, bool) {
+	return vmiNetworkAt(vmi, nad, 0)
+}
+
+// vmiNetworkAt is the logical name of the VMI's k-th multus (non-default) network that uses nad.
+func vmiNetworkAt(vmi *virtv1.VirtualMachineInstance, nad types.NamespacedName, k int) (string, bool) {
 	for _, n := range vmi.Spec.Networks {
 		if n.Multus == nil || n.Multus.Default {
 			continue
@@ -173,7 +184,10 @@ func vmiNetwork(vmi *virtv1.VirtualMachineInstance, nad types.NamespacedName) (s
 			key = types.NamespacedName{Namespace: ns, Name: name}
 		}
 		if key == nad {
-			return n.Name, true
+			if k == 0 {
+				return n.Name, true
+			}
+			k--
 		}
 	}
 	return "", false
@@ -208,5 +222,19 @@ func (w LauncherPodWebhook) refuse(ctx context.Context, vmi *virtv1.VirtualMachi
 	if err := w.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, claim); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
-	return ipamclaim.Refusal(claim, vmi.Name, nad.String()), nil
+	if why := ipamclaim.Refusal(claim, vmi.Name, nad.String()); why != "" {
+		return why, nil
+	}
+	// A name is not an owner: a VM deleted and created again finds the earlier VM's claim
+	// until the garbage collector deletes it, and its address is released then.
+	if ref := metav1.GetControllerOf(claim); ref.UID != vmi.UID && !ownedBy(vmi, ref.UID) {
+		return fmt.Sprintf("IPAMClaim %s belongs to an earlier %s %s (UID %s); the pod can start once it is gone and the VM has its own",
+			name, ref.Kind, ref.Name, ref.UID), nil
+	}
+	return "", nil
+}
+
+func ownedBy(vmi *virtv1.VirtualMachineInstance, uid types.UID) bool {
+	ref := metav1.GetControllerOf(vmi)
+	return ref != nil && ref.UID == uid
 }

@@ -40,6 +40,8 @@ func TestJudge(t *testing.T) {
 		{"another UID recorded", pod, true, Evidence{UID: "u1", ReservedAt: created.Add(time.Second)}, PodReplaced},
 		{"its UID recorded beats an old reservation", pod, true, Evidence{UID: "u2", ReservedAt: created.Add(-time.Hour)}, Alive},
 		{"nothing known but the name", pod, true, Evidence{}, Alive},
+		{"a later sandbox of the pod holds the interface", pod, true, Evidence{UID: "u2", ReservedAt: created.Add(time.Second), Superseded: true}, PodReplaced},
+		{"superseded, the pod gone", nil, false, Evidence{Superseded: true}, PodGone},
 		{"finished", &Pod{UID: "u2", Created: created, Node: "n1", Finished: true}, true, Evidence{}, PodFinished},
 		{"its Node deleted", pod, false, Evidence{}, NodeGone},
 		{"not scheduled", &Pod{UID: "u2", Created: created}, false, Evidence{}, Alive},

@@ -54,6 +54,10 @@ type Evidence struct {
 	// (zero when unknown): an ADD runs after its pod was created, so an address reserved
 	// before the pod named was created belongs to an earlier pod of that name.
 	ReservedAt time.Time
+	// Superseded: a later sandbox of the same pod holds this interface (a reservation of
+	// another container for the same pod and interface, created after this one's): the
+	// kubelet starts a sandbox only once the one before is gone, so this one is.
+	Superseded bool
 }
 
 // Judge says whether the pod named by a record still holds it. pod is nil when no pod of
@@ -64,6 +68,8 @@ func Judge(pod *Pod, nodeExists bool, ev Evidence, skew time.Duration) Reason {
 	switch {
 	case pod == nil:
 		return PodGone
+	case ev.Superseded:
+		return PodReplaced
 	case ev.UID != "" && ev.UID != pod.UID:
 		return PodReplaced
 	case ev.UID == "" && !ev.ReservedAt.IsZero() && ev.ReservedAt.Add(skew).Before(pod.Created):
