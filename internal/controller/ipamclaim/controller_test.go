@@ -50,7 +50,6 @@ var _ = Describe("A VM on a persistent network", func() {
 		}))
 		Expect(condition("vm-a.blue")()).To(Equal("True Allocated"))
 		Expect(claim.Status.Conditions[0].Message).To(Equal("addresses 10.10.1.2/24 held for the claim"))
-		Eventually(eventNotes(vmNS, "vm-a")).Should(ContainSubstring("IPAMClaimCreated: IPAMClaim vm-a.blue created for network blue-net"))
 
 		By("the reservation: named after the address, tied to the claim")
 		orip, err := reservation("10.10.1.2")

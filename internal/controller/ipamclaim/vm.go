@@ -40,7 +40,6 @@ import (
 
 // Event reasons on VMs (and VMIs without a VM).
 const (
-	ReasonClaimCreated      = "IPAMClaimCreated"
 	ReasonClaimDeleted      = "IPAMClaimDeleted"
 	ReasonClaimOfAnotherVM  = "IPAMClaimOwnedByAnotherVM"
 	ReasonClaimsLetGo       = "IPAMClaimsReleased"
@@ -310,8 +309,8 @@ func (r *VMReconciler) createClaim(ctx context.Context, owner client.Object, nam
 		// AlreadyExists: the cache was behind; the claim's event brings the VM back.
 		return client.IgnoreAlreadyExists(err)
 	}
-	r.Recorder.Eventf(owner, claim, corev1.EventTypeNormal, ReasonClaimCreated, eventActionPersistentIP,
-		"IPAMClaim %s created for network %s (NetworkAttachmentDefinition %s)", name, n.Name, nad)
+	// No Event: a burst of VMs would cost one per VM saying what the claim itself shows;
+	// what goes wrong (conflicts, a missing NAD, exhaustion) is a Warning.
 	return nil
 }
 
