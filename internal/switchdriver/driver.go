@@ -35,6 +35,10 @@ import (
 type Change struct {
 	Port   string
 	Config *networkv1alpha1.SwitchPortConfigurationSpec
+	// Parking is the Switch's parking VLAN for this port (0: unknown). A trunk without an
+	// untagged VLAN takes it as native VLAN where the OS would otherwise put the port's
+	// untagged frames on its default VLAN, shared by every such port.
+	Parking int
 }
 
 // Driver configures the ports of one switch. Callers never run two calls on one Driver at

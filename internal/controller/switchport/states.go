@@ -119,7 +119,7 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return outcome{next: configuring, reason: ReasonPortBusy, warn: true, requeue: r.RetryBase,
 			message: fmt.Sprintf("another SwitchPort still holds port %s; it is cleaned first", t.port), detail: who}
 	}
-	res, done, o := r.request(ctx, m, m.sw, configuring, applyOp(switchdriver.Change{Port: t.port, Config: cfg}))
+	res, done, o := r.request(ctx, m, m.sw, configuring, applyOp(switchdriver.Change{Port: t.port, Config: cfg, Parking: parkingOf(m.sw, t.port)}))
 	switch {
 	case o != nil:
 		return *o
@@ -231,7 +231,7 @@ func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
 	}
 	clean := &appliedConfig{target: t, clean: cs.mode, ref: cs.ref, spec: cs.spec}
 	if !sameClean(m.port, cs) {
-		res, done, o := r.request(ctx, m, sw, cleaning, applyOp(switchdriver.Change{Port: t.port, Config: cs.spec}))
+		res, done, o := r.request(ctx, m, sw, cleaning, applyOp(switchdriver.Change{Port: t.port, Config: cs.spec, Parking: parkingOf(sw, t.port)}))
 		switch {
 		case o != nil:
 			return *o

@@ -32,7 +32,7 @@ import (
 
 // cliPort turns a change into the port of a push.
 func (d *Driver) cliPort(c switchdriver.Change) (netcli.Port, error) {
-	p := netcli.Port{Name: c.Port}
+	p := netcli.Port{Name: c.Port, Parking: c.Parking}
 	if err := switchdriver.CheckChange(c); err != nil {
 		return p, err
 	}

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -142,13 +143,27 @@ func TestCLIApplyPerOS(t *testing.T) {
 			res := f.driver().Apply(ctx, []switchdriver.Change{
 				{Port: ports[0], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
 				{Port: ports[1], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(5), VLANs: "100-200, 300"}},
-				{Port: ports[2], Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "61-63", Disabled: true}},
+				{Port: ports[2], Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "61-63", Disabled: true}, Parking: 4000},
 				{Port: missingPort(os), Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
 				{Port: "acl0", Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60), ACL: []networkv1alpha1.ACL{{Type: "ipv4", Action: "allow", Protocol: "TCP"}}}},
 			})
 			for _, p := range ports {
 				if res[p] != nil {
 					t.Errorf("port %s: %v", p, res[p])
+				}
+			}
+			// What the ports carry, as the OS would forward with what it received.
+			for _, c := range []struct {
+				port             string
+				untagged, tagged []int
+			}{
+				{ports[0], []int{60}, nil},
+				{ports[1], []int{5}, append(vlanIDs(100, 200), 300)},
+				{ports[2], []int{0, 4000}, vlanIDs(61, 63)},
+			} {
+				got := f.fake.PortState(c.port)
+				if !slices.Contains(c.untagged, got.Untagged) || !slices.Equal(got.Tagged, c.tagged) || !got.Bridged {
+					t.Errorf("port %s carries %+v; want untagged one of %v, tagged %v, bridged", c.port, got, c.untagged, c.tagged)
 				}
 			}
 			if err := res[missingPort(os)]; err == nil {
@@ -213,6 +228,14 @@ func TestCLICancelledRunLeavesNoConnectionDaemon(t *testing.T) {
 	if left := processesOf(f.work); len(left) > 0 {
 		t.Fatalf("processes of the cancelled run are left: %v", left)
 	}
+}
+
+func vlanIDs(first, last int) []int {
+	var out []int
+	for id := first; id <= last; id++ {
+		out = append(out, id)
+	}
+	return out
 }
 
 func hung(f *fakeswitch.Switch) bool {
