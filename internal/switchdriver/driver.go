@@ -73,6 +73,9 @@ var (
 	ErrUnsupported = errors.New("not supported by the playbooks for this switch")
 	// ErrRefused: the change would leave the port reaching more than it names.
 	ErrRefused = errors.New("change refused")
+	// ErrNotSaved: the switch runs the change, but saving its running configuration failed
+	// (a login that may configure but not save): the port carries the change until a reboot.
+	ErrNotSaved = errors.New("the switch runs the change but did not save it")
 )
 
 // CheckChange refuses a change that names no VLAN: applied, it would leave the port on the

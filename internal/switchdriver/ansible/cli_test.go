@@ -79,9 +79,15 @@ func readFile(path string) (string, error) {
 
 func newCLIFixture(t *testing.T, os string, enable string, hang string) *cliFixture {
 	t.Helper()
-	fake, err := fakeswitch.Start(fakeswitch.Options{
+	return newCLIFixtureOf(t, fakeswitch.Options{
 		OS: os, User: "admin", Password: "s3cret{{ x }}", Enable: enable, Ports: cliPorts[os], Hang: hang,
 	})
+}
+
+func newCLIFixtureOf(t *testing.T, o fakeswitch.Options) *cliFixture {
+	t.Helper()
+	os, enable := o.OS, o.Enable
+	fake, err := fakeswitch.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,4 +251,30 @@ func hung(f *fakeswitch.Switch) bool {
 		}
 	}
 	return false
+}
+
+// Issue 27, defect 4: a login that may configure but not save failed the whole run, every
+// port with it, while the switch ran the change. Now the ports report ErrNotSaved, and the
+// switch does run the change.
+func TestCLINotSaved(t *testing.T) {
+	f := newCLIFixtureOf(t, fakeswitch.Options{OS: "eos", User: "admin", Password: "s3cret{{ x }}", Ports: cliPorts["eos"], RefuseSave: true})
+	fake := f.fake
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ports := cliPorts["eos"]
+	res := f.driver().Apply(ctx, []switchdriver.Change{
+		{Port: ports[0], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
+		{Port: ports[1], Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "70-71"}, Parking: 4000},
+	})
+	for _, p := range ports[:2] {
+		if !errors.Is(res[p], switchdriver.ErrNotSaved) {
+			t.Errorf("port %s: got %v, want ErrNotSaved", p, res[p])
+		}
+	}
+	if got := fake.PortState(ports[0]); got.Untagged != 60 {
+		t.Errorf("port %s carries untagged %d: the switch should run the change it could not save", ports[0], got.Untagged)
+	}
+	if !fake.Unsaved() {
+		t.Error("the fake switch saved although it refuses saves")
+	}
 }

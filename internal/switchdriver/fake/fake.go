@@ -45,6 +45,7 @@ type Switch struct {
 	calls    []Call
 	failAll  error
 	failPort map[string]error
+	notSaved bool
 	hang     chan struct{}
 	stall    bool
 	busy     bool
@@ -81,6 +82,9 @@ func (s *Switch) Apply(ctx context.Context, changes []switchdriver.Change) map[s
 			}
 			s.ports[c.Port] = c.Config.DeepCopy()
 			out[c.Port] = nil
+			if s.notSaved {
+				out[c.Port] = fmt.Errorf("%w: %% Authorization denied for command 'write memory'", switchdriver.ErrNotSaved)
+			}
 		}
 	}
 	return out
@@ -147,6 +151,14 @@ func (s *Switch) Fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failAll = err
+}
+
+// RefuseSave makes every change land on the ports and fail to be saved, as on a switch
+// whose login may configure but not save; false heals it.
+func (s *Switch) RefuseSave(refuse bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notSaved = refuse
 }
 
 // FailPort makes changes to one port fail with err; nil heals it.
