@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,6 +259,16 @@ func newWorkspace(c Config, t target, vars map[string]any) (w *workspace, err er
 	// changes how the switch is driven.
 	if err := writePrivate(filepath.Join(dir, "ansible.cfg"), []byte("[defaults]\n")); err != nil {
 		return nil, err
+	}
+	vars = maps.Clone(vars)
+	for k, v := range vars {
+		if text, ok := v.(scriptFile); ok {
+			path := filepath.Join(dir, k+".sh")
+			if err := writePrivate(path, []byte(text)); err != nil {
+				return nil, err
+			}
+			vars[k] = path
+		}
 	}
 	b, err := json.Marshal(vars)
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controller/switchport"
+	"github.com/rackwire/rackwire/internal/openflow"
 	"github.com/rackwire/rackwire/internal/vlan"
 )
 
@@ -144,6 +145,36 @@ func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.S
 }
 
 func validateACLs(path *field.Path, acls []networkv1alpha1.ACL) field.ErrorList {
+	errs := validateRules(path, acls)
+	if len(errs) == 0 {
+		errs = append(errs, flowBound(path, acls)...)
+	}
+	return errs
+}
+
+// flowBound refuses rules that render more flows than one port may hold: the bound is
+// checked here, so that one tenant's rules never fail the run of every port of a switch.
+func flowBound(path *field.Path, acls []networkv1alpha1.ACL) field.ErrorList {
+	rules := make([]openflow.Rule, 0, len(acls))
+	for _, a := range acls {
+		var r openflow.Rule
+		if a.SrcPortRange != "" {
+			r.SrcPorts, _ = openflow.ParsePortRange(string(a.SrcPortRange))
+		}
+		if a.DesPortRange != "" {
+			r.DstPorts, _ = openflow.ParsePortRange(string(a.DesPortRange))
+		}
+		rules = append(rules, r)
+	}
+	if n := openflow.FlowCount(rules); n > openflow.MaxFlows {
+		return field.ErrorList{field.Invalid(path, fmt.Sprintf("%d rules", len(acls)), fmt.Sprintf(
+			"the rules render %d OpenFlow flows on the port, at most %d are allowed: a port range costs one flow per aligned block it spans (up to 30), and a rule with both ranges costs their product; narrow or align the ranges, or split the rules",
+			n, openflow.MaxFlows))}
+	}
+	return nil
+}
+
+func validateRules(path *field.Path, acls []networkv1alpha1.ACL) field.ErrorList {
 	var errs field.ErrorList
 	for i, a := range acls {
 		p := path.Index(i)
