@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -155,8 +156,8 @@ func TestPlaybookMissingOrDying(t *testing.T) {
 // A manager that starts removes the run directories of managers that are gone, and only those.
 func TestRemoveStale(t *testing.T) {
 	work := t.TempDir()
-	dead := filepath.Join(work, fmt.Sprintf("%s%d-123", runDirPrefix, deadPid(t)))
-	live := filepath.Join(work, fmt.Sprintf("%s%d-456", runDirPrefix, os.Getpid()))
+	dead := filepath.Join(work, fmt.Sprintf("%s%d-%d-%s-123", runDirPrefix, deadPid(t), 1000, bootID()))
+	live := filepath.Join(work, runDirPrefix+instance()+"-456")
 	old := filepath.Join(work, runDirPrefix+"789")
 	for _, d := range []string{dead, live, old} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -179,10 +180,59 @@ func TestRemoveStale(t *testing.T) {
 // deadPid is a pid no process has.
 func deadPid(t *testing.T) int {
 	for pid := 4_000_000; pid > 3_000_000; pid-- {
-		if !alive(pid) {
+		if startTime(strconv.Itoa(pid)) == 0 {
 			return pid
 		}
 	}
 	t.Fatal("no free pid")
 	return 0
+}
+
+// Issue 27, defect 7: after a container restart the new manager has its predecessor's pid
+// (often 1), so a sweep by pid kept the dead manager's run directories, inventory password
+// and key included. Run directories are named after the boot and the process' start time
+// too: a predecessor with the same pid, or one from an earlier boot, is swept.
+func TestRemoveStaleAfterRestartWithTheSamePID(t *testing.T) {
+	work := t.TempDir()
+	boot := readBootID(t)
+	start := readStartTime(t, "/proc/self/stat")
+	pid := os.Getpid()
+	predecessor := filepath.Join(work, fmt.Sprintf("%s%d-%d-%s-1", runDirPrefix, pid, start+1, boot))
+	earlierBoot := filepath.Join(work, fmt.Sprintf("%s%d-%d-%s-2", runDirPrefix, pid, start, "00000000"))
+	live := filepath.Join(work, fmt.Sprintf("%s%d-%d-%s-3", runDirPrefix, pid, start, boot))
+	for _, d := range []string{predecessor, earlierBoot, live} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "inventory.yaml"), []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	RemoveStale(work)
+	for d, want := range map[string]bool{predecessor: false, earlierBoot: false, live: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s exists=%v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+}
+
+func readBootID(t *testing.T) string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")[:8]
+}
+
+func readStartTime(t *testing.T, stat string) uint64 {
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

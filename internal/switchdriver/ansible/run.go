@@ -225,7 +225,7 @@ type workspace struct {
 }
 
 func newWorkspace(c Config, t target, vars map[string]any) (w *workspace, err error) {
-	dir, err := os.MkdirTemp(c.WorkDir, runDirPrefix+strconv.Itoa(os.Getpid())+"-")
+	dir, err := os.MkdirTemp(c.WorkDir, runDirPrefix+instance()+"-")
 	if err != nil {
 		return nil, err
 	}
