@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -235,4 +236,42 @@ func readStartTime(t *testing.T, stat string) uint64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// Issue 27, item 9: nothing bounded the ansible-playbook processes running at once, and at
+// start-up every switch's ports are read at once. A factory's drivers now share
+// MaxProcesses slots: six switches applied at once never run more than two processes.
+func TestFactoryBoundsConcurrentPlaybooks(t *testing.T) {
+	f := newFixture(t)
+	marks := t.TempDir()
+	fakePlaybook := filepath.Join(t.TempDir(), "ansible-playbook")
+	script := fmt.Sprintf("#!/bin/sh\ntouch %[1]s/run.$$\nls %[1]s | grep -c '^run\\.' >> %[1]s/counts\nsleep 1\nrm %[1]s/run.$$\nexit 4\n", marks)
+	if err := os.WriteFile(fakePlaybook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	factory := Factory(Config{WorkDir: f.work, Playbook: fakePlaybook, MaxProcesses: 2})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		d, err := factory(f.asw, f.secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			_ = d.Apply(t.Context(), []switchdriver.Change{{Port: fmt.Sprintf("p%d", i), Config: parking}})
+		})
+	}
+	wg.Wait()
+	b, err := os.ReadFile(filepath.Join(marks, "counts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := strings.Fields(string(b))
+	if len(counts) != 6 {
+		t.Fatalf("%d runs started, want 6", len(counts))
+	}
+	for _, c := range counts {
+		if n, _ := strconv.Atoi(c); n > 2 {
+			t.Errorf("%d ansible-playbook processes ran at once, want at most 2 (counts %v)", n, counts)
+		}
+	}
 }

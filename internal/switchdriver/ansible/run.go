@@ -64,6 +64,17 @@ func (d *Driver) run(ctx context.Context, name string, ports int, vars map[strin
 		return nil, fmt.Errorf("%w: %s cannot be started on this manager (%v); install Ansible and the network-runner role (hack/system-packages.sh) or set --ansible-playbook",
 			switchdriver.ErrUnavailable, d.config.Playbook, err)
 	}
+	if d.slots != nil {
+		select {
+		case d.slots <- struct{}{}:
+			defer func() { <-d.slots }()
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w: the playbook run on switch %s waited for one of the manager's %d ansible-playbook processes past its limit", switchdriver.ErrTimeout, d.target.name, cap(d.slots))
+			}
+			return nil, fmt.Errorf("not started on switch %s: %w", d.target.name, ctx.Err())
+		}
+	}
 	var stdout, stderr bytes.Buffer
 	gx := &groupExec{env: w.env(d.config, d.target), dir: w.dir}
 	exe := execute.NewDefaultExecute(
