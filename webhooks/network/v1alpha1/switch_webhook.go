@@ -174,7 +174,26 @@ func (w SwitchWebhook) cleanPolicy(ctx context.Context, sw *networkv1alpha1.Swit
 			return nil, nil, err
 		case !switchport.HasVLANs(&cfg.Spec):
 			errs = append(errs, field.Invalid(c.path.Child("provisioningConfiguration"), name, "the configuration names no VLAN (neither untaggedVLAN nor vlans)"))
+		default:
+			// Like the parking VLAN, the provisioning network is the infra team's: a tenant
+			// whose limit holds one of its VLANs would reach every clean host.
+			held := vlansOf(&cfg.Spec)
+			for _, l := range limits.Items {
+				if allowed, err := vlan.Parse(string(l.Spec.VLANRange)); err == nil && allowed.Overlaps(held) {
+					errs = append(errs, field.Invalid(c.path.Child("provisioningConfiguration"), name, fmt.Sprintf(
+						"the provisioning VLANs must be isolated, but namespace %s's SwitchResourceLimit (%s) lets its tenants use VLANs %s of them", l.Namespace, l.Spec.VLANRange, allowed.Intersect(held))))
+				}
+			}
 		}
 	}
 	return errs, warns, nil
+}
+
+// vlansOf is every VLAN a configuration puts on a port.
+func vlansOf(c *networkv1alpha1.SwitchPortConfigurationSpec) vlan.Set {
+	s, _ := vlan.Parse(string(c.VLANs))
+	if c.UntaggedVLAN != nil {
+		s.Add(int(*c.UntaggedVLAN))
+	}
+	return s
 }

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -137,6 +138,24 @@ func (w LimitWebhook) isolated(ctx context.Context, l *networkv1alpha1.SwitchRes
 			if p.ParkingVLAN != nil && allowed.Contains(int(*p.ParkingVLAN)) {
 				errs = append(errs, field.Forbidden(path, fmt.Sprintf("VLAN %d is the parking VLAN of Switch %s/%s and must stay isolated", *p.ParkingVLAN, sw.Namespace, sw.Name)))
 				break
+			}
+		}
+		seen := map[string]bool{}
+		for _, p := range parked {
+			name := p.ProvisioningConfiguration
+			if p.Mode != networkv1alpha1.CleanProvisioning || name == "" || seen[name] {
+				continue
+			}
+			seen[name] = true
+			cfg := &networkv1alpha1.SwitchPortConfiguration{}
+			if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: name}, cfg); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return nil, err
+			}
+			if held := vlansOf(&cfg.Spec).Intersect(allowed); !held.IsEmpty() {
+				errs = append(errs, field.Forbidden(path, fmt.Sprintf("VLANs %s are the provisioning network of Switch %s/%s (configuration %s) and must stay isolated", held, sw.Namespace, sw.Name, name)))
 			}
 		}
 	}
