@@ -222,7 +222,7 @@ func (c *cli) configLine(cmd string) string {
 
 func (c *cli) junos(cmd string) string {
 	switch {
-	case cmd == "configure" || cmd == "configure private" || cmd == "configure exclusive":
+	case cmd == "configure" || cmd == "config" || cmd == "configure private" || cmd == "configure exclusive":
 		c.depth = 1
 		return "Entering configuration mode\n"
 	case c.depth == 0:
