@@ -36,7 +36,7 @@ import (
 	"github.com/rackwire/rackwire/internal/vlan"
 )
 
-// +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switchportconfiguration,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switchportconfigurations,verbs=create;update,versions=v1alpha1,name=vswitchportconfiguration-v1alpha1.metal3.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switchportconfiguration,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switchportconfigurations,verbs=create;update;delete,versions=v1alpha1,name=vswitchportconfiguration-v1alpha1.metal3.io,admissionReviewVersions=v1
 
 // ConfigurationWebhook checks a SwitchPortConfiguration: VLANs, ACLs and the namespace's
 // limit. A configuration is immutable while a port links it or a Switch cleans ports to it
@@ -108,9 +108,17 @@ func (w ConfigurationWebhook) users(ctx context.Context, c *networkv1alpha1.Swit
 	return out, nil
 }
 
-// ValidateDelete allows deletion: a port keeps what it applied and reports the loss.
-func (ConfigurationWebhook) ValidateDelete(context.Context, *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
-	return nil, nil
+// ValidateDelete refuses to delete a configuration in use: deleted and created again under
+// the same name, it would re-plug every port that links it, around "immutable while in use".
+// A namespace's deletion gets through once the ports that link it are cleaned and gone.
+func (w ConfigurationWebhook) ValidateDelete(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
+	users, err := w.users(ctx, c)
+	if err != nil || len(users) == 0 {
+		return nil, err
+	}
+	return nil, apierrors.NewForbidden(networkv1alpha1.GroupVersion.WithResource("switchportconfigurations").GroupResource(), c.Name, fmt.Errorf(
+		"configuration %s is in use by %s: unlink it first (a configuration in use is neither changed nor deleted; create a new one and link it instead)",
+		c.Name, strings.Join(users, ", ")))
 }
 
 func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
