@@ -157,7 +157,7 @@ func TestPlaybookMissingOrDying(t *testing.T) {
 // A manager that starts removes the run directories of managers that are gone, and only those.
 func TestRemoveStale(t *testing.T) {
 	work := t.TempDir()
-	dead := filepath.Join(work, fmt.Sprintf("%s%d-%d-%s-123", runDirPrefix, deadPid(t), 1000, bootID()))
+	dead := filepath.Join(work, runDirName(deadPid(t), 1000, bootID(), "123"))
 	live := filepath.Join(work, runDirPrefix+instance()+"-456")
 	old := filepath.Join(work, runDirPrefix+"789")
 	for _, d := range []string{dead, live, old} {
@@ -193,15 +193,21 @@ func deadPid(t *testing.T) int {
 // (often 1), so a sweep by pid kept the dead manager's run directories, inventory password
 // and key included. Run directories are named after the boot and the process' start time
 // too: a predecessor with the same pid, or one from an earlier boot, is swept.
-func TestRemoveStaleAfterRestartWithTheSamePID(t *testing.T) {
+func TestRemoveStaleAfterRestart(t *testing.T) {
 	work := t.TempDir()
 	boot := readBootID(t)
 	start := readStartTime(t, "/proc/self/stat")
 	pid := os.Getpid()
-	predecessor := filepath.Join(work, fmt.Sprintf("%s%d-%d-%s-1", runDirPrefix, pid, start+1, boot))
-	earlierBoot := filepath.Join(work, fmt.Sprintf("%s%d-%d-%s-2", runDirPrefix, pid, start, "00000000"))
-	live := filepath.Join(work, fmt.Sprintf("%s%d-%d-%s-3", runDirPrefix, pid, start, boot))
-	for _, d := range []string{predecessor, earlierBoot, live} {
+	predecessor := filepath.Join(work, runDirName(pid, start+1, boot, "1"))
+	otherBoot := "0000"
+	if boot == otherBoot {
+		otherBoot = "0001"
+	}
+	earlierBoot := filepath.Join(work, runDirName(pid, start, otherBoot, "2"))
+	live := filepath.Join(work, runDirName(pid, start, boot, "3"))
+	// An older manager's directory, named by its pid alone: always stale, even with ours.
+	legacy := filepath.Join(work, fmt.Sprintf("%s%d-4", legacyRunDirPrefix, pid))
+	for _, d := range []string{predecessor, earlierBoot, live, legacy} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +216,7 @@ func TestRemoveStaleAfterRestartWithTheSamePID(t *testing.T) {
 		}
 	}
 	RemoveStale(work)
-	for d, want := range map[string]bool{predecessor: false, earlierBoot: false, live: true} {
+	for d, want := range map[string]bool{predecessor: false, earlierBoot: false, live: true, legacy: false} {
 		if _, err := os.Stat(d); (err == nil) != want {
 			t.Errorf("%s exists=%v, want %v", filepath.Base(d), err == nil, want)
 		}
@@ -222,7 +228,12 @@ func readBootID(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")[:8]
+	return strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")[:4]
+}
+
+// runDirName is a run directory's name as a manager of that pid, start time and boot makes it.
+func runDirName(pid int, start uint64, boot, suffix string) string {
+	return runDirPrefix + strconv.FormatInt(int64(pid), 36) + "-" + strconv.FormatUint(start, 36) + boot + "-" + suffix
 }
 
 func readStartTime(t *testing.T, stat string) uint64 {

@@ -138,7 +138,7 @@ func TestOVSBigBatch(t *testing.T) {
 // Issue 27, defect 5: the run travelled as one ssh argument, so the access rules of a few
 // ports (within the admission bound) pushed it over Linux's 128 KiB and every port of the
 // run failed. The script now travels as a file: the same run configures every port.
-func TestOVSScriptTravelsAsAFile(t *testing.T) {
+func TestOVSScriptAsFile(t *testing.T) {
 	f := newFixture(t)
 	f.timeout = 5 * time.Minute
 	var changes []switchdriver.Change

@@ -17,33 +17,39 @@ limitations under the License.
 package ansible
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 )
 
-// runDirPrefix names a run's private directory. The manager's pid, its start time (in
-// clock ticks since boot) and the boot's id follow: a manager that starts tells the
-// directories of a dead one (inventory, key file) from those of a live manager sharing the
-// work directory by all three, since a restarted container's manager has its predecessor's
-// pid (often 1), and a rebooted machine's clock ticks start again.
-const runDirPrefix = "rackwire-run-"
+// runDirPrefix names a run's private directory. The manager's pid, then its start time (in
+// clock ticks since boot) and the boot's id follow, short (base 36, then the boot id's first
+// four hex digits): a manager that starts tells the directories of a dead one (inventory, key file) from
+// those of a live manager sharing the work directory by all three, since a restarted
+// container's manager has its predecessor's pid (often 1), and a rebooted machine's clock
+// ticks start again. The name stays short because SSH's control sockets live under it, and a
+// Unix socket's path is limited to 108 bytes.
+const runDirPrefix = "rwrun-"
+
+// legacyRunDirPrefix names the run directories of older managers, which named them by pid
+// alone; they are always stale.
+const legacyRunDirPrefix = "rackwire-run-"
 
 // instance names this process: pid, start time and boot.
 func instance() string {
-	return fmt.Sprintf("%d-%d-%s", os.Getpid(), startTime(strconv.Itoa(os.Getpid())), bootID())
+	pid := os.Getpid()
+	return strconv.FormatInt(int64(pid), 36) + "-" + strconv.FormatUint(startTime(strconv.Itoa(pid)), 36) + bootID()
 }
 
-// bootID is the first eight hex digits of the kernel's boot id ("unknown" without /proc).
+// bootID is the first four hex digits of the kernel's boot id ("none" without /proc).
 func bootID() string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	id := strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")
-	if err != nil || len(id) < 8 {
-		return "unknown"
+	if err != nil || len(id) < 4 {
+		return "none"
 	}
-	return id[:8]
+	return id[:4]
 }
 
 // startTime is when a process started, in clock ticks since boot (field 22 of its stat);
@@ -74,10 +80,11 @@ func RemoveStale(workDir string) int {
 		workDir = os.TempDir()
 	}
 	dirs, _ := filepath.Glob(filepath.Join(workDir, runDirPrefix+"*"))
+	legacy, _ := filepath.Glob(filepath.Join(workDir, legacyRunDirPrefix+"*"))
 	n := 0
 	boot := bootID()
-	for _, dir := range dirs {
-		if running(filepath.Base(dir), boot) {
+	for _, dir := range append(dirs, legacy...) {
+		if strings.HasPrefix(filepath.Base(dir), runDirPrefix) && running(filepath.Base(dir), boot) {
 			continue
 		}
 		w := &workspace{dir: dir}
@@ -93,14 +100,14 @@ func RemoveStale(workDir string) int {
 // its pid held by a process that started when it did. A name in any other form (an older
 // manager's) is stale.
 func running(name, boot string) bool {
-	f := strings.SplitN(strings.TrimPrefix(name, runDirPrefix), "-", 4)
-	if len(f) != 4 || f[2] != boot {
+	f := strings.SplitN(strings.TrimPrefix(name, runDirPrefix), "-", 3)
+	if len(f) != 3 || len(f[1]) <= len(boot) || !strings.HasSuffix(f[1], boot) {
 		return false
 	}
-	start, err := strconv.ParseUint(f[1], 10, 64)
+	start, err := strconv.ParseUint(strings.TrimSuffix(f[1], boot), 36, 64)
 	if err != nil || start == 0 {
 		return false
 	}
-	pid, err := strconv.Atoi(f[0])
-	return err == nil && pid > 0 && startTime(f[0]) == start
+	pid, err := strconv.ParseInt(f[0], 36, 32)
+	return err == nil && pid > 0 && startTime(strconv.FormatInt(pid, 10)) == start
 }
