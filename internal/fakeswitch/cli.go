@@ -112,6 +112,8 @@ type cli struct {
 	depth   int
 	secret  bool // the next line is the enable secret (not echoed)
 	pending []string
+	// section is the configuration section the session is in, for the model.
+	section string
 }
 
 func newCLI(s *Switch) *cli {
@@ -179,11 +181,20 @@ func (c *cli) run(cmd string) string {
 		return ""
 	case cmd == "exit":
 		c.depth = max(c.depth-1, 0)
+		c.section = ""
 		return ""
 	case c.depth > 0:
 		return c.configLine(cmd)
 	case !c.privileged && !strings.HasPrefix(cmd, "show ") && !strings.HasPrefix(cmd, "terminal"):
 		return invalid
+	case cmd == "write memory" || cmd == "copy running-config startup-config":
+		c.s.mu.Lock()
+		saved := c.s.model.save(c.s.opts.RefuseSave)
+		c.s.mu.Unlock()
+		if !saved {
+			return "% Authorization denied for command '" + cmd + "'\n" + invalid
+		}
+		return "Copy completed successfully.\n"
 	}
 	return c.p.show(c.s, cmd)
 }
@@ -193,8 +204,6 @@ func (c *cli) configLine(cmd string) string {
 		if !strings.HasPrefix(m[1], "vlan") && !strings.HasPrefix(cmd, "interface range") && !c.s.hasPort(m[1]) {
 			return invalid
 		}
-		c.depth = 2
-		return ""
 	}
 	if m := ciscoPortRef.FindStringSubmatch(cmd); m != nil && !c.s.hasPort(m[1]) {
 		return invalid
@@ -202,17 +211,29 @@ func (c *cli) configLine(cmd string) string {
 	if strings.HasPrefix(cmd, "vlan ") || strings.HasPrefix(cmd, "interface ") {
 		c.depth = 2
 	}
+	c.s.mu.Lock()
+	ok := c.s.model.ciscoLine(&c.section, cmd)
+	c.s.mu.Unlock()
+	if !ok {
+		return invalid
+	}
 	return ""
 }
 
 func (c *cli) junos(cmd string) string {
 	switch {
-	case cmd == "configure" || cmd == "configure private" || cmd == "configure exclusive":
+	case cmd == "configure" || cmd == "config" || cmd == "configure private" || cmd == "configure exclusive":
 		c.depth = 1
 		return "Entering configuration mode\n"
 	case c.depth == 0:
 		return c.p.show(c.s, cmd)
 	case cmd == "commit" || strings.HasPrefix(cmd, "commit "):
+		c.s.mu.Lock()
+		err := c.s.model.junosCommit(c.pending)
+		c.s.mu.Unlock()
+		if err != nil {
+			return err.Error() + "\n"
+		}
 		c.pending = nil
 		if strings.HasSuffix(cmd, "and-quit") {
 			c.depth = 0
@@ -255,6 +276,23 @@ func cumulusCommand(s *Switch, cmd string) (string, string) {
 		if !s.hasPort(port) {
 			return "", "ERROR: Command not found. " + port + " is not an interface"
 		}
+		s.Pend(cmd)
+		return "", ""
+	case cmd == "net commit":
+		s.mu.Lock()
+		err := s.model.ncluCommit()
+		s.mu.Unlock()
+		if err != nil {
+			return "", err.Error()
+		}
+		return "", ""
+	case cmd == "net abort":
+		s.mu.Lock()
+		s.model.pending = nil
+		s.mu.Unlock()
+		return "", ""
+	case strings.HasPrefix(cmd, "net add ") || strings.HasPrefix(cmd, "net del "):
+		s.Pend(cmd)
 		return "", ""
 	case strings.HasPrefix(cmd, "net "):
 		return "", ""

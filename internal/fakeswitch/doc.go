@@ -21,7 +21,9 @@ limitations under the License.
 // tests drive the real ansible-playbook against it and compare what a switch would have
 // received. Cumulus takes its NCLU commands as SSH exec requests, as over a Linux shell.
 //
-// It is a test double of the device, not a model of it: configuration lines are recorded,
-// not interpreted, except that a line naming a port the switch lacks is refused as the OS
-// would refuse it.
+// It also models what each OS does with VLANs (model.go): access and trunk ports, native
+// VLANs and PVIDs, VLAN objects (junos), bridge membership (Cumulus), commits and saves, so
+// a test reads what a port carries (PortState) instead of the lines it was sent. Lines outside
+// that model are recorded and ignored; a line naming a port the switch lacks is refused as
+// the OS would refuse it.
 package fakeswitch

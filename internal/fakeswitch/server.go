@@ -41,6 +41,8 @@ type Options struct {
 	// Hang, when set, is a command prefix after which the switch stops answering (a switch
 	// that hangs in the middle of a push).
 	Hang string
+	// RefuseSave: the login may configure but not save (write memory and the like).
+	RefuseSave bool
 }
 
 // Switch is a running fake switch.
@@ -50,6 +52,7 @@ type Switch struct {
 	HostKey string // the host key as AnsibleSwitch.spec.hostKeys takes it
 
 	opts     Options
+	model    *model
 	listener net.Listener
 	config   *ssh.ServerConfig
 
@@ -81,7 +84,7 @@ func Start(o Options) (*Switch, error) {
 	s := &Switch{
 		Host: "127.0.0.1", Port: int32(l.Addr().(*net.TCPAddr).Port),
 		HostKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))),
-		opts:    o, listener: l, done: make(chan struct{}),
+		opts:    o, model: newModel(o.OS, o.Ports), listener: l, done: make(chan struct{}),
 	}
 	s.config = &ssh.ServerConfig{
 		PasswordCallback: func(c ssh.ConnMetadata, pass []byte) (*ssh.Permissions, error) {

@@ -92,9 +92,23 @@ type Port struct {
 	Untagged int
 	Tagged   []Range
 	Disabled bool
+	// Parking is the switch's parking VLAN: the native VLAN of a trunk with no untagged VLAN,
+	// so that its untagged frames land on an isolated VLAN, never on the device's default
+	// VLAN that every such port of every tenant shares.
+	Parking int
 }
 
 func (p Port) trunk() bool { return len(p.Tagged) > 0 }
+
+// native is the VLAN that the port's untagged frames join: its untagged VLAN, or for a trunk
+// without one the parking VLAN, where the OS would otherwise put them on its default VLAN.
+// 0 when the port names neither.
+func (p Port) native() int {
+	if p.Untagged != 0 || !p.trunk() {
+		return p.Untagged
+	}
+	return p.Parking
+}
 
 // Description is what rackwire writes on a port it configures.
 const Description = "managed by rackwire"
@@ -131,8 +145,8 @@ func (p Push) Lines(keep func(port string) bool) []string {
 func (d Dialect) Render(ports []Port) Push {
 	var used []Range
 	for _, p := range ports {
-		if p.Untagged != 0 {
-			used = append(used, Range{p.Untagged, p.Untagged})
+		if n := p.native(); n != 0 {
+			used = append(used, Range{n, n})
 		}
 		used = append(used, p.Tagged...)
 	}

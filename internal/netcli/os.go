@@ -68,8 +68,10 @@ func ciscoLike(read, save string, enable bool, why string) Dialect {
 			lines := []string{"interface " + p.Name, "description " + Description, "switchport"}
 			if p.trunk() {
 				lines = append(lines, "switchport mode trunk", "no switchport access vlan")
-				if p.Untagged != 0 {
-					lines = append(lines, "switchport trunk native vlan "+strconv.Itoa(p.Untagged))
+				// The parking VLAN as native VLAN of a tagged-only trunk is left out of its
+				// allowed list: untagged frames are dropped, and VLAN 1 is never the native one.
+				if n := p.native(); n != 0 {
+					lines = append(lines, "switchport trunk native vlan "+strconv.Itoa(n))
 				} else {
 					lines = append(lines, "no switchport trunk native vlan")
 				}
@@ -105,8 +107,10 @@ func dellOS10() Dialect {
 			lines := []string{"interface " + p.Name, "description " + Description}
 			if p.trunk() {
 				lines = append(lines, "switchport mode trunk")
-				if p.Untagged != 0 {
-					lines = append(lines, "switchport access vlan "+strconv.Itoa(p.Untagged))
+				// OS10's "no switchport access vlan" puts the port back in VLAN 1 untagged: a
+				// tagged-only trunk is an untagged member of the parking VLAN instead.
+				if n := p.native(); n != 0 {
+					lines = append(lines, "switchport access vlan "+strconv.Itoa(n))
 				} else {
 					lines = append(lines, "no switchport access vlan")
 				}
@@ -135,12 +139,14 @@ func dellOS9() Dialect {
 		},
 		port: func(p Port) []string {
 			lines := []string{"default interface " + p.Name, "interface " + p.Name, "description " + Description}
-			if p.trunk() && p.Untagged != 0 {
+			// A port left out of every untagged list stays untagged in the default VLAN: a
+			// tagged-only trunk is a hybrid port, untagged in the parking VLAN.
+			if p.trunk() && p.native() != 0 {
 				lines = append(lines, "portmode hybrid")
 			}
 			lines = append(lines, "switchport", shutdown(p), "exit")
-			if p.Untagged != 0 {
-				lines = append(lines, "interface vlan "+strconv.Itoa(p.Untagged), "untagged "+p.Name, "exit")
+			if n := p.native(); n != 0 {
+				lines = append(lines, "interface vlan "+strconv.Itoa(n), "untagged "+p.Name, "exit")
 			}
 			for _, r := range p.Tagged {
 				lines = append(lines, vlanInterface9(r), "tagged "+p.Name, "exit")
@@ -174,9 +180,11 @@ func lenovoENOS() Dialect {
 		port: func(p Port) []string {
 			lines := []string{"interface port " + p.Name}
 			if p.trunk() {
+				// ENOS keeps one PVID per port, access or trunk: without a native line a trunk
+				// keeps the PVID it had (an earlier tenant's access VLAN, or VLAN 1).
 				lines = append(lines, "switchport mode trunk", "switchport trunk allowed vlan "+list(allowed(p), ","))
-				if p.Untagged != 0 {
-					lines = append(lines, "switchport trunk native vlan "+strconv.Itoa(p.Untagged))
+				if n := p.native(); n != 0 {
+					lines = append(lines, "switchport trunk native vlan "+strconv.Itoa(n))
 				}
 			} else {
 				lines = append(lines, "switchport mode access", "switchport access vlan "+strconv.Itoa(p.Untagged))
@@ -186,8 +194,11 @@ func lenovoENOS() Dialect {
 	}
 }
 
-// junos: set commands in one candidate, committed once. A VLAN range is one VLAN object
-// with a vlan-id-list, named by its range.
+// junos: set commands in one candidate, committed once. Every VLAN is one object named by
+// its id (rackwire-<id>), as network-runner's create_vlan makes them: junos refuses two
+// objects with one vlan-id, so objects named after a run's ranges would clash with the
+// next run's. A trunk without an untagged VLAN gets no native-vlan-id, so junos drops its
+// untagged frames.
 func junos() Dialect {
 	return Dialect{
 		Reads:       []string{"show interfaces terse", "show configuration interfaces | display set"},
@@ -196,10 +207,8 @@ func junos() Dialect {
 		vlans: func(rs []Range) []string {
 			var lines []string
 			for _, r := range rs {
-				if r.First == r.Last {
-					lines = append(lines, fmt.Sprintf("set vlans rackwire-%d vlan-id %d", r.First, r.First))
-				} else {
-					lines = append(lines, fmt.Sprintf("set vlans rackwire-%d-%d vlan-id-list %d-%d", r.First, r.Last, r.First, r.Last))
+				for id := r.First; id <= r.Last; id++ {
+					lines = append(lines, fmt.Sprintf("set vlans rackwire-%d vlan-id %d", id, id))
 				}
 			}
 			return lines
@@ -230,19 +239,25 @@ func cumulus() Dialect {
 		Shell: true, Reads: []string{"ip -o link show", "net show configuration commands"},
 		PortPattern: `(?m)^\d+: ([^:@\s]+)[:@]`,
 		Why:         "Cumulus Linux through NCLU over SSH (one net commit)",
+		// NCLU keeps one pending change per switch, whoever made it: "net abort" first, so
+		// that an edit someone left pending is never committed with rackwire's.
 		vlans: func(rs []Range) []string {
 			if len(rs) == 0 {
-				return nil
+				return []string{"net abort"}
 			}
-			return []string{"net add bridge bridge vids " + list(rs, ",")}
+			return []string{"net abort", "net add bridge bridge vids " + list(rs, ",")}
 		},
 		port: func(p Port) []string {
 			add := "net add interface " + p.Name + " "
-			lines := []string{"net del interface " + p.Name, add + "alias " + strings.ReplaceAll(Description, " ", "-")}
+			// "net del interface" takes the port out of the bridge too: it goes back in, as
+			// network-runner's conf_trunk_port does. A trunk's pvid is its untagged VLAN or
+			// the parking VLAN, never the bridge's pvid (1) that every such port shares.
+			lines := []string{"net del interface " + p.Name, "net add bridge bridge ports " + p.Name,
+				add + "alias " + strings.ReplaceAll(Description, " ", "-")}
 			if p.trunk() {
 				lines = append(lines, add+"bridge vids "+list(p.Tagged, ","))
-				if p.Untagged != 0 {
-					lines = append(lines, add+"bridge pvid "+strconv.Itoa(p.Untagged))
+				if n := p.native(); n != 0 {
+					lines = append(lines, add+"bridge pvid "+strconv.Itoa(n))
 				}
 			} else {
 				lines = append(lines, add+"bridge access "+strconv.Itoa(p.Untagged))

@@ -41,6 +41,20 @@ const TopPriority = 40000
 // MaxRules bounds a port's rule list so that priorities stay above the bridge's own flows.
 const MaxRules = 1000
 
+// MaxFlows bounds the flows one port's rules render to. A rule with both port ranges costs
+// the product of their masked matches (up to 30 x 30), so 64 wide rules would be 57,600
+// flows: a run that carries them fails, and every port of that run with it.
+const MaxFlows = 2000
+
+// FlowCount is how many flows the rules render to, without rendering them.
+func FlowCount(rules []Rule) int {
+	n := 0
+	for _, r := range rules {
+		n += max(len(Masks(r.SrcPorts)), 1) * max(len(Masks(r.DstPorts)), 1)
+	}
+	return n
+}
+
 // Flows renders a port's rules as ovs-ofctl add-flows lines, every one tagged with the
 // cookie so that the port's flows can be listed and removed without touching others.
 // A rule whose port ranges need several masked matches becomes several flows of the same
@@ -48,6 +62,9 @@ const MaxRules = 1000
 func Flows(cookie uint64, port string, rules []Rule) ([]string, error) {
 	if len(rules) > MaxRules {
 		return nil, fmt.Errorf("%d rules on one port; at most %d", len(rules), MaxRules)
+	}
+	if n := FlowCount(rules); n > MaxFlows {
+		return nil, fmt.Errorf("the rules render %d flows; at most %d per port", n, MaxFlows)
 	}
 	var out []string
 	for i, r := range rules {

@@ -35,6 +35,10 @@ import (
 type Change struct {
 	Port   string
 	Config *networkv1alpha1.SwitchPortConfigurationSpec
+	// Parking is the Switch's parking VLAN for this port (0: unknown). A trunk without an
+	// untagged VLAN takes it as native VLAN where the OS would otherwise put the port's
+	// untagged frames on its default VLAN, shared by every such port.
+	Parking int
 }
 
 // Driver configures the ports of one switch. Callers never run two calls on one Driver at
@@ -69,6 +73,9 @@ var (
 	ErrUnsupported = errors.New("not supported by the playbooks for this switch")
 	// ErrRefused: the change would leave the port reaching more than it names.
 	ErrRefused = errors.New("change refused")
+	// ErrNotSaved: the switch runs the change, but saving its running configuration failed
+	// (a login that may configure but not save): the port carries the change until a reboot.
+	ErrNotSaved = errors.New("the switch runs the change but did not save it")
 )
 
 // CheckChange refuses a change that names no VLAN: applied, it would leave the port on the

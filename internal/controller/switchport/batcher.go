@@ -106,6 +106,9 @@ type Batcher struct {
 	// PerPort extends a call's limit for each port in it: a run's length grows with its
 	// batch, and a limit fit for 24 ports would leave a hung switch hanging for long.
 	PerPort time.Duration
+	// MaxTimeout caps a call's limit whatever its number of ports, so that a hung switch
+	// holds its queue (and its breaker's BreakAfter runs) for a bounded time.
+	MaxTimeout time.Duration
 	// BreakAfter whole-run failures in a row (unreachable, refused login, timed out) open a
 	// switch's circuit: no run starts on it for BreakBase, doubling up to BreakMax, and its
 	// requests fail at once with ErrCircuitOpen meanwhile.
@@ -124,7 +127,7 @@ type Batcher struct {
 // NewBatcher returns a Batcher; timeout bounds each driver call.
 func NewBatcher(window, timeout time.Duration) *Batcher {
 	return &Batcher{
-		Window: window, MaxWindow: 10 * window, Timeout: timeout, BreakAfter: 3, BreakBase: 30 * time.Second, BreakMax: 10 * time.Minute,
+		Window: window, MaxWindow: 10 * window, Timeout: timeout, MaxTimeout: 2 * timeout, BreakAfter: 3, BreakBase: 30 * time.Second, BreakMax: 10 * time.Minute,
 		queues: map[types.NamespacedName]*switchQueue{}, tickets: map[string]*ticket{}, wake: map[string]func(types.NamespacedName){},
 	}
 }
@@ -377,10 +380,25 @@ func splitRequester(key string) (string, types.NamespacedName) {
 	return parts[0], types.NamespacedName{Namespace: parts[1], Name: parts[2]}
 }
 
+// limit is a call's time limit: Timeout, plus PerPort for each port it changes (a read of
+// every port of a switch is one command, whatever their number), at most MaxTimeout.
+func (b *Batcher) limit(batch []*ticket) time.Duration {
+	d := b.Timeout
+	for _, t := range batch {
+		if t.op.kind == opApply {
+			d += b.PerPort
+		}
+	}
+	if b.MaxTimeout > 0 {
+		d = min(d, max(b.MaxTimeout, b.Timeout))
+	}
+	return d
+}
+
 // drive makes one driver call (an apply, then a read or check) for a batch and returns each
 // ticket's result.
 func (b *Batcher) drive(d switchdriver.Driver, batch []*ticket) []result {
-	ctx, cancel := context.WithTimeout(context.Background(), b.Timeout+time.Duration(len(batch))*b.PerPort)
+	ctx, cancel := context.WithTimeout(context.Background(), b.limit(batch))
 	defer cancel()
 	var changes []switchdriver.Change
 	var reads []string

@@ -128,6 +128,7 @@ func TestBatcherLimitGrowsWithTheBatch(t *testing.T) {
 	defer f.Release()
 	bt := NewBatcher(10*time.Millisecond, 100*time.Millisecond)
 	bt.PerPort = 200 * time.Millisecond
+	bt.MaxTimeout = time.Minute
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
 	limitOf := func(ports int) time.Duration {
 		var wg sync.WaitGroup
@@ -241,5 +242,38 @@ func TestBatcherWaitsForExpectedRequests(t *testing.T) {
 	takeAll("p2")
 	if took := time.Since(start); took < bt.MaxWindow/2 || took > bt.MaxWindow+2*time.Second {
 		t.Fatalf("a request never made held the run for %v (MaxWindow %v)", took, bt.MaxWindow)
+	}
+}
+
+// Issue 27, defect 9: a call's limit grew by PerPort for every port, read or changed, so a
+// hung 500-port switch held its queue for hours per run (and three runs before its breaker
+// opened). Reads no longer extend it and MaxTimeout caps it whatever the port count.
+func TestBatcherLimitIsBoundedWhateverThePortCount(t *testing.T) {
+	reg := fake.NewRegistry()
+	f := reg.Get("ns", "a")
+	bt := NewBatcher(10*time.Millisecond, 5*time.Minute)
+	bt.PerPort = 10 * time.Second
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	var wg sync.WaitGroup
+	for i := range 500 {
+		wg.Go(func() {
+			_ = bt.wait(context.Background(), key, f, readOp(fmt.Sprintf("p%d", i)))
+		})
+	}
+	wg.Wait()
+	for i := range 500 {
+		wg.Go(func() {
+			_ = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+		})
+	}
+	wg.Wait()
+	for _, c := range f.Calls() {
+		want := 10 * time.Minute
+		if c.Op == "read" {
+			want = 5 * time.Minute
+		}
+		if c.Limit > want {
+			t.Errorf("a %s call of %d ports was given %v, want at most %v", c.Op, len(c.Ports)+len(c.Changes), c.Limit.Round(time.Second), want)
+		}
 	}
 }

@@ -50,6 +50,17 @@ func CleanPolicyOf(sw *networkv1alpha1.Switch, physical string) networkv1alpha1.
 	return p
 }
 
+// parkingOf is the parking VLAN of a physical port, 0 if its Switch names none (or is gone).
+func parkingOf(sw *networkv1alpha1.Switch, physical string) int {
+	if sw == nil {
+		return 0
+	}
+	if v := CleanPolicyOf(sw, physical).ParkingVLAN; v != nil {
+		return int(*v)
+	}
+	return 0
+}
+
 // cleanState is what a clean physical port holds.
 type cleanState struct {
 	mode networkv1alpha1.CleanMode

@@ -64,6 +64,8 @@ const (
 	ReasonReleased              = "ReleasedWithoutCleaning"
 	ReasonMoved                 = "PhysicalPortChanged"
 	ReasonSucceeded             = "Succeeded"
+	// ReasonNotSaved: the switch runs the port's change but saving it failed.
+	ReasonNotSaved = "NotSaved"
 )
 
 // FailureReason names a driver failure by its cause where the driver knows it.
@@ -77,6 +79,8 @@ func FailureReason(err error, fallback string) string {
 		return ReasonTimedOut
 	case errors.Is(err, switchdriver.ErrUnavailable):
 		return ReasonDriverUnavailable
+	case errors.Is(err, switchdriver.ErrNotSaved):
+		return ReasonNotSaved
 	}
 	return fallback
 }

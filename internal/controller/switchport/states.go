@@ -18,9 +18,11 @@ package switchport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -119,7 +121,7 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return outcome{next: configuring, reason: ReasonPortBusy, warn: true, requeue: r.RetryBase,
 			message: fmt.Sprintf("another SwitchPort still holds port %s; it is cleaned first", t.port), detail: who}
 	}
-	res, done, o := r.request(ctx, m, m.sw, configuring, applyOp(switchdriver.Change{Port: t.port, Config: cfg}))
+	res, done, o := r.request(ctx, m, m.sw, configuring, applyOp(switchdriver.Change{Port: t.port, Config: cfg, Parking: parkingOf(m.sw, t.port)}))
 	switch {
 	case o != nil:
 		return *o
@@ -129,6 +131,13 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 		o := r.waiting(configuring, ReasonConfiguring, fmt.Sprintf("applying %s to port %s: the change is on its way to the switch", describe(ref), t.port))
 		o.applied = &appliedConfig{target: t}
 		return o
+	}
+	if err := res.err; errors.Is(err, switchdriver.ErrNotSaved) {
+		// The switch runs the change: the port holds it, and says that a reboot would lose
+		// it; Active retries the save (with backoff) until it lands.
+		return outcome{next: active, reason: ReasonNotSaved, warn: true, retry: true, detail: err.Error(),
+			applied: &appliedConfig{target: t, ref: ref, spec: cfg},
+			message: fmt.Sprintf("port %s runs configuration %s, but the switch did not save it (a reboot would lose it); the save is retried", t.port, describe(ref))}
 	}
 	if err := res.err; err != nil {
 		o := driverFailure(m, configuring, ReasonApplyFailed, fmt.Sprintf("applying %s to port %s failed", describe(ref), t.port), err)
@@ -178,6 +187,9 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return reconfigure("configuration " + describe(ref) + " differs from what the port holds; reconfiguring in place")
 	}
 	t := m.entryTarget()
+	if failed := meta.FindStatusCondition(m.port.Status.Conditions, ConditionFailed); failed != nil && failed.Reason == ReasonNotSaved {
+		return r.resave(ctx, m, t, ref, &c.Spec)
+	}
 	got, read, o := r.readBack(ctx, m, t, active, false)
 	if o != nil {
 		return *o
@@ -188,6 +200,29 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 	}
 	return outcome{next: active, reason: ReasonActive, requeue: r.nextRound(t.sw),
 		message: fmt.Sprintf("port %s holds configuration %s", t.port, describe(ref))}
+}
+
+// resave applies an Active port's configuration again, for the save that failed: the port
+// stays Active meanwhile, since the switch runs it.
+func (r *Reconciler) resave(ctx context.Context, m *machine, t target, ref *networkv1alpha1.ConfigurationRef, cfg *networkv1alpha1.SwitchPortConfigurationSpec) outcome {
+	msg := fmt.Sprintf("port %s runs configuration %s, but the switch did not save it (a reboot would lose it); the save is retried", t.port, describe(ref))
+	res, done, o := r.request(ctx, m, m.sw, active, applyOp(switchdriver.Change{Port: t.port, Config: cfg, Parking: parkingOf(m.sw, t.port)}))
+	switch {
+	case o != nil:
+		return *o
+	case !done:
+		o := r.waiting(active, ReasonNotSaved, msg)
+		o.warn = true
+		return o
+	case res.err == nil:
+		return outcome{next: active, reason: ReasonActive, event: true, message: fmt.Sprintf("port %s holds configuration %s, saved", t.port, describe(ref))}
+	case errors.Is(res.err, switchdriver.ErrNotSaved):
+		return outcome{next: active, reason: ReasonNotSaved, warn: true, retry: true, detail: res.err.Error(), message: msg}
+	}
+	// The run may have changed part of the port: only a clean makes it known again.
+	o2 := driverFailure(m, configuring, ReasonApplyFailed, fmt.Sprintf("saving %s on port %s failed", describe(ref), t.port), res.err)
+	o2.applied = &appliedConfig{target: t}
+	return o2
 }
 
 // unlinked is where a port goes when its configuration link is removed.
@@ -231,12 +266,18 @@ func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
 	}
 	clean := &appliedConfig{target: t, clean: cs.mode, ref: cs.ref, spec: cs.spec}
 	if !sameClean(m.port, cs) {
-		res, done, o := r.request(ctx, m, sw, cleaning, applyOp(switchdriver.Change{Port: t.port, Config: cs.spec}))
+		res, done, o := r.request(ctx, m, sw, cleaning, applyOp(switchdriver.Change{Port: t.port, Config: cs.spec, Parking: parkingOf(sw, t.port)}))
 		switch {
 		case o != nil:
 			return *o
 		case !done:
 			return r.waiting(cleaning, ReasonCleaning, fmt.Sprintf("cleaning port %s: the change is on its way to the switch", t.port))
+		case errors.Is(res.err, switchdriver.ErrNotSaved):
+			// The port runs its clean state: it is clean, whatever a reboot would load; the
+			// infra team is told, and the next change of the port saves again.
+			r.forgetRead(t)
+			return outcome{next: cleaning, reason: ReasonNotSaved, warn: true, applied: clean, detail: res.err.Error(),
+				message: fmt.Sprintf("port %s cleaned (%s), but the switch did not save it; reading it back", t.port, cs.mode)}
 		case res.err != nil:
 			return driverFailure(m, cleaning, ReasonCleanFailed, fmt.Sprintf("cleaning port %s failed", t.port), res.err)
 		}

@@ -44,8 +44,16 @@ func notVouched(m *machine, state networkv1alpha1.SwitchPortState) outcome {
 func (r *Reconciler) claim(ctx context.Context, m *machine, next networkv1alpha1.SwitchPortState, msg string) outcome {
 	t := m.entryTarget()
 	if who := r.busy(ctx, m, t); who != "" {
-		return outcome{next: m.port.Status.State, reason: ReasonPortBusy, warn: true, requeue: r.RetryBase, detail: who,
+		o := outcome{next: m.port.Status.State, reason: ReasonPortBusy, warn: true, requeue: r.RetryBase, detail: who,
 			message: fmt.Sprintf("another SwitchPort still holds port %s; it is cleaned first", t.port)}
+		// A clean port that the entry no longer names is let go while the new one is busy:
+		// held on to, two entries that swapped ports (or a rotation of three) would each
+		// wait for the other's forever. A clean port needs no holder.
+		if rec, held := recordOf(m.port); held && rec != t && m.port.Status.Clean != "" {
+			o.applied = &appliedConfig{}
+			o.message += fmt.Sprintf("; port %s is clean and released meanwhile", rec.port)
+		}
+		return o
 	}
 	reason := ReasonCleaning
 	if next == configuring {

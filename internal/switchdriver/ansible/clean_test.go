@@ -22,7 +22,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -155,8 +157,8 @@ func TestPlaybookMissingOrDying(t *testing.T) {
 // A manager that starts removes the run directories of managers that are gone, and only those.
 func TestRemoveStale(t *testing.T) {
 	work := t.TempDir()
-	dead := filepath.Join(work, fmt.Sprintf("%s%d-123", runDirPrefix, deadPid(t)))
-	live := filepath.Join(work, fmt.Sprintf("%s%d-456", runDirPrefix, os.Getpid()))
+	dead := filepath.Join(work, runDirName(deadPid(t), 1000, bootID(), "123"))
+	live := filepath.Join(work, runDirPrefix+instance()+"-456")
 	old := filepath.Join(work, runDirPrefix+"789")
 	for _, d := range []string{dead, live, old} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -179,10 +181,108 @@ func TestRemoveStale(t *testing.T) {
 // deadPid is a pid no process has.
 func deadPid(t *testing.T) int {
 	for pid := 4_000_000; pid > 3_000_000; pid-- {
-		if !alive(pid) {
+		if startTime(strconv.Itoa(pid)) == 0 {
 			return pid
 		}
 	}
 	t.Fatal("no free pid")
 	return 0
+}
+
+// Issue 27, defect 7: after a container restart the new manager has its predecessor's pid
+// (often 1), so a sweep by pid kept the dead manager's run directories, inventory password
+// and key included. Run directories are named after the boot and the process' start time
+// too: a predecessor with the same pid, or one from an earlier boot, is swept.
+func TestRemoveStaleAfterRestart(t *testing.T) {
+	work := t.TempDir()
+	boot := readBootID(t)
+	start := readStartTime(t, "/proc/self/stat")
+	pid := os.Getpid()
+	predecessor := filepath.Join(work, runDirName(pid, start+1, boot, "1"))
+	otherBoot := "0000"
+	if boot == otherBoot {
+		otherBoot = "0001"
+	}
+	earlierBoot := filepath.Join(work, runDirName(pid, start, otherBoot, "2"))
+	live := filepath.Join(work, runDirName(pid, start, boot, "3"))
+	// An older manager's directory, named by its pid alone: always stale, even with ours.
+	legacy := filepath.Join(work, fmt.Sprintf("%s%d-4", legacyRunDirPrefix, pid))
+	for _, d := range []string{predecessor, earlierBoot, live, legacy} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "inventory.yaml"), []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	RemoveStale(work)
+	for d, want := range map[string]bool{predecessor: false, earlierBoot: false, live: true, legacy: false} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s exists=%v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+}
+
+func readBootID(t *testing.T) string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")[:4]
+}
+
+// runDirName is a run directory's name as a manager of that pid, start time and boot makes it.
+func runDirName(pid int, start uint64, boot, suffix string) string {
+	return runDirPrefix + strconv.FormatInt(int64(pid), 36) + "-" + strconv.FormatUint(start, 36) + boot + "-" + suffix
+}
+
+func readStartTime(t *testing.T, stat string) uint64 {
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Issue 27, item 9: nothing bounded the ansible-playbook processes running at once, and at
+// start-up every switch's ports are read at once. A factory's drivers now share
+// MaxProcesses slots: six switches applied at once never run more than two processes.
+func TestFactoryBoundsConcurrentPlaybooks(t *testing.T) {
+	f := newFixture(t)
+	marks := t.TempDir()
+	fakePlaybook := filepath.Join(t.TempDir(), "ansible-playbook")
+	script := fmt.Sprintf("#!/bin/sh\ntouch %[1]s/run.$$\nls %[1]s | grep -c '^run\\.' >> %[1]s/counts\nsleep 1\nrm %[1]s/run.$$\nexit 4\n", marks)
+	if err := os.WriteFile(fakePlaybook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	factory := Factory(Config{WorkDir: f.work, Playbook: fakePlaybook, MaxProcesses: 2})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		d, err := factory(f.asw, f.secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			_ = d.Apply(t.Context(), []switchdriver.Change{{Port: fmt.Sprintf("p%d", i), Config: parking}})
+		})
+	}
+	wg.Wait()
+	b, err := os.ReadFile(filepath.Join(marks, "counts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := strings.Fields(string(b))
+	if len(counts) != 6 {
+		t.Fatalf("%d runs started, want 6", len(counts))
+	}
+	for _, c := range counts {
+		if n, _ := strconv.Atoi(c); n > 2 {
+			t.Errorf("%d ansible-playbook processes ran at once, want at most 2 (counts %v)", n, counts)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/rackwire/rackwire/internal/netcli"
 	"github.com/rackwire/rackwire/internal/switchdriver"
@@ -32,7 +33,7 @@ import (
 
 // cliPort turns a change into the port of a push.
 func (d *Driver) cliPort(c switchdriver.Change) (netcli.Port, error) {
-	p := netcli.Port{Name: c.Port}
+	p := netcli.Port{Name: c.Port, Parking: c.Parking}
 	if err := switchdriver.CheckChange(c); err != nil {
 		return p, err
 	}
@@ -98,6 +99,7 @@ func (d *Driver) applyCLI(ctx context.Context, dialect netcli.Dialect, changes [
 		blocks[i] = map[string]any{"port": b.Port, "lines": b.Lines}
 	}
 	vars["rackwire_blocks"] = blocks
+	vars["ansible_command_timeout"] = commandTimeout(ctx, len(push.Lines(func(string) bool { return true })))
 	// cli_config's diff_match "none" pushes the lines as they are where the OS's plugin would
 	// diff them against the running configuration (and drop the lines it finds there); the
 	// OSes that diff on the box refuse the option.
@@ -117,6 +119,18 @@ func (d *Driver) applyCLI(ctx context.Context, dialect netcli.Dialect, changes [
 	return results
 }
 
+// commandTimeout is how long network_cli waits for one command, in seconds: the push and
+// the commit that applies it are one command each, so Ansible's default (30 s) is sized to
+// the lines they carry (a junos commit of thousands of VLAN objects takes minutes), within
+// the run's own limit.
+func commandTimeout(ctx context.Context, lines int) int {
+	secs := 30 + lines/20
+	if deadline, ok := ctx.Deadline(); ok {
+		secs = min(secs, max(int(time.Until(deadline).Seconds()), 1))
+	}
+	return secs
+}
+
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -132,7 +146,10 @@ func cliOutcome(report map[string]json.RawMessage, dialect netcli.Dialect, ports
 		Missing []string `json:"missing"`
 		Present []string `json:"present"`
 		Pushed  bool     `json:"pushed"`
-		Alone   map[string]struct {
+		// SaveFailed: the push ran but the save after it failed.
+		SaveFailed bool   `json:"save_failed"`
+		SaveMsg    string `json:"save_msg"`
+		Alone      map[string]struct {
 			OK  bool   `json:"ok"`
 			Msg string `json:"msg"`
 		} `json:"alone"`
@@ -154,6 +171,8 @@ func cliOutcome(report map[string]json.RawMessage, dialect netcli.Dialect, ports
 	for _, port := range r.Present {
 		alone, ok := r.Alone[port]
 		switch {
+		case (r.Pushed || (ok && alone.OK)) && r.SaveFailed:
+			out[port] = fmt.Errorf("%w: %q: %s", switchdriver.ErrNotSaved, dialect.Save, r.SaveMsg)
 		case r.Pushed || (ok && alone.OK):
 			out[port] = nil
 		case ok:

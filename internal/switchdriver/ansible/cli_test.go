@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,9 +79,15 @@ func readFile(path string) (string, error) {
 
 func newCLIFixture(t *testing.T, os string, enable string, hang string) *cliFixture {
 	t.Helper()
-	fake, err := fakeswitch.Start(fakeswitch.Options{
+	return newCLIFixtureOf(t, fakeswitch.Options{
 		OS: os, User: "admin", Password: "s3cret{{ x }}", Enable: enable, Ports: cliPorts[os], Hang: hang,
 	})
+}
+
+func newCLIFixtureOf(t *testing.T, o fakeswitch.Options) *cliFixture {
+	t.Helper()
+	os, enable := o.OS, o.Enable
+	fake, err := fakeswitch.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +149,27 @@ func TestCLIApplyPerOS(t *testing.T) {
 			res := f.driver().Apply(ctx, []switchdriver.Change{
 				{Port: ports[0], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
 				{Port: ports[1], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(5), VLANs: "100-200, 300"}},
-				{Port: ports[2], Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "61-63", Disabled: true}},
+				{Port: ports[2], Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "61-63", Disabled: true}, Parking: 4000},
 				{Port: missingPort(os), Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
 				{Port: "acl0", Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60), ACL: []networkv1alpha1.ACL{{Type: "ipv4", Action: "allow", Protocol: "TCP"}}}},
 			})
 			for _, p := range ports {
 				if res[p] != nil {
 					t.Errorf("port %s: %v", p, res[p])
+				}
+			}
+			// What the ports carry, as the OS would forward with what it received.
+			for _, c := range []struct {
+				port             string
+				untagged, tagged []int
+			}{
+				{ports[0], []int{60}, nil},
+				{ports[1], []int{5}, append(vlanIDs(100, 200), 300)},
+				{ports[2], []int{0, 4000}, vlanIDs(61, 63)},
+			} {
+				got := f.fake.PortState(c.port)
+				if !slices.Contains(c.untagged, got.Untagged) || !slices.Equal(got.Tagged, c.tagged) || !got.Bridged {
+					t.Errorf("port %s carries %+v; want untagged one of %v, tagged %v, bridged", c.port, got, c.untagged, c.tagged)
 				}
 			}
 			if err := res[missingPort(os)]; err == nil {
@@ -215,6 +236,14 @@ func TestCLICancelledRunLeavesNoConnectionDaemon(t *testing.T) {
 	}
 }
 
+func vlanIDs(first, last int) []int {
+	var out []int
+	for id := first; id <= last; id++ {
+		out = append(out, id)
+	}
+	return out
+}
+
 func hung(f *fakeswitch.Switch) bool {
 	for _, c := range f.Commands() {
 		if strings.HasPrefix(c, "configure session") {
@@ -222,4 +251,30 @@ func hung(f *fakeswitch.Switch) bool {
 		}
 	}
 	return false
+}
+
+// Issue 27, defect 4: a login that may configure but not save failed the whole run, every
+// port with it, while the switch ran the change. Now the ports report ErrNotSaved, and the
+// switch does run the change.
+func TestCLINotSaved(t *testing.T) {
+	f := newCLIFixtureOf(t, fakeswitch.Options{OS: "eos", User: "admin", Password: "s3cret{{ x }}", Ports: cliPorts["eos"], RefuseSave: true})
+	fake := f.fake
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ports := cliPorts["eos"]
+	res := f.driver().Apply(ctx, []switchdriver.Change{
+		{Port: ports[0], Config: &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(60)}},
+		{Port: ports[1], Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "70-71"}, Parking: 4000},
+	})
+	for _, p := range ports[:2] {
+		if !errors.Is(res[p], switchdriver.ErrNotSaved) {
+			t.Errorf("port %s: got %v, want ErrNotSaved", p, res[p])
+		}
+	}
+	if got := fake.PortState(ports[0]); got.Untagged != 60 {
+		t.Errorf("port %s carries untagged %d: the switch should run the change it could not save", ports[0], got.Untagged)
+	}
+	if !fake.Unsaved() {
+		t.Error("the fake switch saved although it refuses saves")
+	}
 }

@@ -46,6 +46,10 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Playbooks are the playbooks and provider overrides; tests may swap them.
 	Playbooks fs.FS
+	// MaxProcesses bounds the ansible-playbook processes that run at once, across every
+	// switch of the manager: each costs tens of MB, and at start-up every switch's ports are
+	// read at once. A run waits for a slot within its own limit. 0 means 8.
+	MaxProcesses int
 	// Log gets one line per playbook run (switch, playbook, ports, duration, outcome):
 	// how many runs a burst of port changes took is the batching's measure.
 	Log logr.Logger
@@ -64,18 +68,23 @@ func (c Config) withDefaults() Config {
 	if c.Playbooks == nil {
 		c.Playbooks = playbooks.FS
 	}
+	if c.MaxProcesses <= 0 {
+		c.MaxProcesses = 8
+	}
 	return c
 }
 
 // Factory returns the switchdriver.Factory of Ansible switches.
 func Factory(c Config) switchdriver.Factory {
 	c = c.withDefaults()
+	// One set of slots for every driver the factory builds: the manager's whole budget.
+	slots := make(chan struct{}, c.MaxProcesses)
 	return func(a *networkv1alpha1.AnsibleSwitch, s *corev1.Secret) (switchdriver.Driver, error) {
 		t, err := targetOf(a, s)
 		if err != nil {
 			return nil, err
 		}
-		return &Driver{config: c, target: t}, nil
+		return &Driver{config: c, target: t, slots: slots}, nil
 	}
 }
 
@@ -83,6 +92,8 @@ func Factory(c Config) switchdriver.Factory {
 type Driver struct {
 	config Config
 	target target
+	// slots are the factory's ansible-playbook processes; nil for no bound.
+	slots chan struct{}
 }
 
 // Apply implements switchdriver.Driver: one playbook run for every change it can make.

@@ -134,3 +134,45 @@ func TestOVSBigBatch(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27, defect 5: the run travelled as one ssh argument, so the access rules of a few
+// ports (within the admission bound) pushed it over Linux's 128 KiB and every port of the
+// run failed. The script now travels as a file: the same run configures every port.
+func TestOVSScriptAsFile(t *testing.T) {
+	f := newFixture(t)
+	f.timeout = 5 * time.Minute
+	var changes []switchdriver.Change
+	for i := range 12 {
+		var acl []networkv1alpha1.ACL
+		for r := range 2 {
+			acl = append(acl, networkv1alpha1.ACL{Type: "ipv4", Action: "deny", Protocol: "TCP",
+				Src:          networkv1alpha1.CIDR(fmt.Sprintf("10.%d.%d.0/24", i, r)),
+				SrcPortRange: networkv1alpha1.PortRange(fmt.Sprintf("%d-65534", 1+i)), DesPortRange: networkv1alpha1.PortRange(fmt.Sprintf("%d-65533", 1+r))})
+		}
+		cfg := &networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: vid(40), ACL: acl}
+		changes = append(changes, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: cfg},
+			switchdriver.Change{Port: fmt.Sprintf("missing%d", i), Config: cfg})
+	}
+	res := f.apply(changes...)
+	for _, c := range changes {
+		err := res[c.Port]
+		switch missing := strings.HasPrefix(c.Port, "missing"); {
+		case missing && (err == nil || !strings.Contains(err.Error(), "no row")):
+			t.Errorf("%s: got %v, want its own failure", c.Port, err)
+		case !missing && err != nil:
+			t.Errorf("%s: %v", c.Port, err)
+		}
+	}
+	if got := get(t, "Port", "p11", "tag"); got != "40" {
+		t.Errorf("p11 holds tag %s", got)
+	}
+	var park []switchdriver.Change
+	for i := range 12 {
+		park = append(park, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: parking})
+	}
+	for p, err := range f.apply(park...) {
+		if err != nil {
+			t.Fatalf("parking %s: %v", p, err)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,17 @@ func (d *Driver) run(ctx context.Context, name string, ports int, vars map[strin
 	if _, err := exec.LookPath(d.config.Playbook); err != nil {
 		return nil, fmt.Errorf("%w: %s cannot be started on this manager (%v); install Ansible and the network-runner role (hack/system-packages.sh) or set --ansible-playbook",
 			switchdriver.ErrUnavailable, d.config.Playbook, err)
+	}
+	if d.slots != nil {
+		select {
+		case d.slots <- struct{}{}:
+			defer func() { <-d.slots }()
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w: the playbook run on switch %s waited for one of the manager's %d ansible-playbook processes past its limit", switchdriver.ErrTimeout, d.target.name, cap(d.slots))
+			}
+			return nil, fmt.Errorf("not started on switch %s: %w", d.target.name, ctx.Err())
+		}
 	}
 	var stdout, stderr bytes.Buffer
 	gx := &groupExec{env: w.env(d.config, d.target), dir: w.dir}
@@ -224,7 +236,7 @@ type workspace struct {
 }
 
 func newWorkspace(c Config, t target, vars map[string]any) (w *workspace, err error) {
-	dir, err := os.MkdirTemp(c.WorkDir, runDirPrefix+strconv.Itoa(os.Getpid())+"-")
+	dir, err := os.MkdirTemp(c.WorkDir, runDirPrefix+instance()+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +270,16 @@ func newWorkspace(c Config, t target, vars map[string]any) (w *workspace, err er
 	// changes how the switch is driven.
 	if err := writePrivate(filepath.Join(dir, "ansible.cfg"), []byte("[defaults]\n")); err != nil {
 		return nil, err
+	}
+	vars = maps.Clone(vars)
+	for k, v := range vars {
+		if text, ok := v.(scriptFile); ok {
+			path := filepath.Join(dir, k+".sh")
+			if err := writePrivate(path, []byte(text)); err != nil {
+				return nil, err
+			}
+			vars[k] = path
+		}
 	}
 	b, err := json.Marshal(vars)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,6 +37,8 @@ type Call struct {
 	Op      string
 	Changes []switchdriver.Change
 	Ports   []string
+	// Limit is the time the call was given (its context's deadline from its start); 0 without one.
+	Limit time.Duration
 }
 
 // Switch is the fake of one switch: its ports' configuration and the calls it received.
@@ -45,10 +48,18 @@ type Switch struct {
 	calls    []Call
 	failAll  error
 	failPort map[string]error
+	notSaved bool
 	hang     chan struct{}
 	stall    bool
 	busy     bool
 	overlap  bool
+}
+
+func limitOf(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return time.Until(d)
+	}
+	return 0
 }
 
 func newSwitch() *Switch {
@@ -57,7 +68,7 @@ func newSwitch() *Switch {
 
 // Apply records the call and applies every change that is not told to fail.
 func (s *Switch) Apply(ctx context.Context, changes []switchdriver.Change) map[string]error {
-	s.enter(Call{Op: "apply", Changes: changes})
+	s.enter(Call{Op: "apply", Changes: changes, Limit: limitOf(ctx)})
 	defer s.leave()
 	out := make(map[string]error, len(changes))
 	if err := s.wait(ctx, true); err != nil {
@@ -81,6 +92,9 @@ func (s *Switch) Apply(ctx context.Context, changes []switchdriver.Change) map[s
 			}
 			s.ports[c.Port] = c.Config.DeepCopy()
 			out[c.Port] = nil
+			if s.notSaved {
+				out[c.Port] = fmt.Errorf("%w: %% Authorization denied for command 'write memory'", switchdriver.ErrNotSaved)
+			}
 		}
 	}
 	return out
@@ -88,7 +102,7 @@ func (s *Switch) Apply(ctx context.Context, changes []switchdriver.Change) map[s
 
 // Read records the call and returns the ports as the fake holds them.
 func (s *Switch) Read(ctx context.Context, ports []string) (map[string]*networkv1alpha1.SwitchPortConfigurationSpec, error) {
-	s.enter(Call{Op: "read", Ports: ports})
+	s.enter(Call{Op: "read", Ports: ports, Limit: limitOf(ctx)})
 	defer s.leave()
 	if err := s.wait(ctx, false); err != nil {
 		return nil, err
@@ -147,6 +161,14 @@ func (s *Switch) Fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failAll = err
+}
+
+// RefuseSave makes every change land on the ports and fail to be saved, as on a switch
+// whose login may configure but not save; false heals it.
+func (s *Switch) RefuseSave(refuse bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notSaved = refuse
 }
 
 // FailPort makes changes to one port fail with err; nil heals it.

@@ -37,18 +37,20 @@ import (
 // same device or names the same SwitchPorts.
 type SwitchWebhook struct {
 	Reader client.Reader
+	// Reviewer creates the SubjectAccessReviews of the entries' namespaces (entryAccess).
+	Reviewer client.Writer
 }
 
 var _ admission.Validator[*networkv1alpha1.Switch] = SwitchWebhook{}
 
 // ValidateCreate checks a new Switch.
 func (w SwitchWebhook) ValidateCreate(ctx context.Context, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
-	return w.validate(ctx, sw)
+	return w.validate(ctx, nil, sw)
 }
 
 // ValidateUpdate checks a changed Switch.
-func (w SwitchWebhook) ValidateUpdate(ctx context.Context, _, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
-	return w.validate(ctx, sw)
+func (w SwitchWebhook) ValidateUpdate(ctx context.Context, old, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
+	return w.validate(ctx, old, sw)
 }
 
 // ValidateDelete allows deletion: the Switch's finalizer cleans its ports first.
@@ -56,8 +58,15 @@ func (SwitchWebhook) ValidateDelete(context.Context, *networkv1alpha1.Switch) (a
 	return nil, nil
 }
 
-func (w SwitchWebhook) validate(ctx context.Context, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
+func (w SwitchWebhook) validate(ctx context.Context, old, sw *networkv1alpha1.Switch) (admission.Warnings, error) {
 	errs := validateSwitch(sw)
+	if w.Reviewer != nil {
+		denied, err := entryAccess(ctx, w.Reviewer, old, sw)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, denied...)
+	}
 	others := &networkv1alpha1.SwitchList{}
 	if err := w.Reader.List(ctx, others); err != nil {
 		return nil, err
@@ -174,7 +183,26 @@ func (w SwitchWebhook) cleanPolicy(ctx context.Context, sw *networkv1alpha1.Swit
 			return nil, nil, err
 		case !switchport.HasVLANs(&cfg.Spec):
 			errs = append(errs, field.Invalid(c.path.Child("provisioningConfiguration"), name, "the configuration names no VLAN (neither untaggedVLAN nor vlans)"))
+		default:
+			// Like the parking VLAN, the provisioning network is the infra team's: a tenant
+			// whose limit holds one of its VLANs would reach every clean host.
+			held := vlansOf(&cfg.Spec)
+			for _, l := range limits.Items {
+				if allowed, err := vlan.Parse(string(l.Spec.VLANRange)); err == nil && allowed.Overlaps(held) {
+					errs = append(errs, field.Invalid(c.path.Child("provisioningConfiguration"), name, fmt.Sprintf(
+						"the provisioning VLANs must be isolated, but namespace %s's SwitchResourceLimit (%s) lets its tenants use VLANs %s of them", l.Namespace, l.Spec.VLANRange, allowed.Intersect(held))))
+				}
+			}
 		}
 	}
 	return errs, warns, nil
+}
+
+// vlansOf is every VLAN a configuration puts on a port.
+func vlansOf(c *networkv1alpha1.SwitchPortConfigurationSpec) vlan.Set {
+	s, _ := vlan.Parse(string(c.VLANs))
+	if c.UntaggedVLAN != nil {
+		s.Add(int(*c.UntaggedVLAN))
+	}
+	return s
 }

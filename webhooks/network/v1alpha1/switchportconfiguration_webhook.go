@@ -32,10 +32,11 @@ import (
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controller/switchport"
+	"github.com/rackwire/rackwire/internal/openflow"
 	"github.com/rackwire/rackwire/internal/vlan"
 )
 
-// +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switchportconfiguration,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switchportconfigurations,verbs=create;update,versions=v1alpha1,name=vswitchportconfiguration-v1alpha1.metal3.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switchportconfiguration,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switchportconfigurations,verbs=create;update;delete,versions=v1alpha1,name=vswitchportconfiguration-v1alpha1.metal3.io,admissionReviewVersions=v1
 
 // ConfigurationWebhook checks a SwitchPortConfiguration: VLANs, ACLs and the namespace's
 // limit. A configuration is immutable while a port links it or a Switch cleans ports to it
@@ -107,9 +108,17 @@ func (w ConfigurationWebhook) users(ctx context.Context, c *networkv1alpha1.Swit
 	return out, nil
 }
 
-// ValidateDelete allows deletion: a port keeps what it applied and reports the loss.
-func (ConfigurationWebhook) ValidateDelete(context.Context, *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
-	return nil, nil
+// ValidateDelete refuses to delete a configuration in use: deleted and created again under
+// the same name, it would re-plug every port that links it, around "immutable while in use".
+// A namespace's deletion gets through once the ports that link it are cleaned and gone.
+func (w ConfigurationWebhook) ValidateDelete(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
+	users, err := w.users(ctx, c)
+	if err != nil || len(users) == 0 {
+		return nil, err
+	}
+	return nil, apierrors.NewForbidden(networkv1alpha1.GroupVersion.WithResource("switchportconfigurations").GroupResource(), c.Name, fmt.Errorf(
+		"configuration %s is in use by %s: unlink it first (a configuration in use is neither changed nor deleted; create a new one and link it instead)",
+		c.Name, strings.Join(users, ", ")))
 }
 
 func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
@@ -144,6 +153,36 @@ func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.S
 }
 
 func validateACLs(path *field.Path, acls []networkv1alpha1.ACL) field.ErrorList {
+	errs := validateRules(path, acls)
+	if len(errs) == 0 {
+		errs = append(errs, flowBound(path, acls)...)
+	}
+	return errs
+}
+
+// flowBound refuses rules that render more flows than one port may hold: the bound is
+// checked here, so that one tenant's rules never fail the run of every port of a switch.
+func flowBound(path *field.Path, acls []networkv1alpha1.ACL) field.ErrorList {
+	rules := make([]openflow.Rule, 0, len(acls))
+	for _, a := range acls {
+		var r openflow.Rule
+		if a.SrcPortRange != "" {
+			r.SrcPorts, _ = openflow.ParsePortRange(string(a.SrcPortRange))
+		}
+		if a.DesPortRange != "" {
+			r.DstPorts, _ = openflow.ParsePortRange(string(a.DesPortRange))
+		}
+		rules = append(rules, r)
+	}
+	if n := openflow.FlowCount(rules); n > openflow.MaxFlows {
+		return field.ErrorList{field.Invalid(path, fmt.Sprintf("%d rules", len(acls)), fmt.Sprintf(
+			"the rules render %d OpenFlow flows on the port, at most %d are allowed: a port range costs one flow per aligned block it spans (up to 30), and a rule with both ranges costs their product; narrow or align the ranges, or split the rules",
+			n, openflow.MaxFlows))}
+	}
+	return nil
+}
+
+func validateRules(path *field.Path, acls []networkv1alpha1.ACL) field.ErrorList {
 	var errs field.ErrorList
 	for i, a := range acls {
 		p := path.Index(i)

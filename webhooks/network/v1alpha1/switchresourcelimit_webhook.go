@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -32,7 +33,7 @@ import (
 	"github.com/rackwire/rackwire/internal/vlan"
 )
 
-// +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switchresourcelimit,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switchresourcelimits,verbs=create;update,versions=v1alpha1,name=vswitchresourcelimit-v1alpha1.metal3.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-switchresourcelimit,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=switchresourcelimits,verbs=create;update;delete,versions=v1alpha1,name=vswitchresourcelimit-v1alpha1.metal3.io,admissionReviewVersions=v1
 
 // LimitWebhook checks a SwitchResourceLimit: its name, its range, and that it does not
 // shrink below the VLANs the namespace's ports hold.
@@ -52,9 +53,24 @@ func (w LimitWebhook) ValidateUpdate(ctx context.Context, _, l *networkv1alpha1.
 	return nil, w.validate(ctx, l)
 }
 
-// ValidateDelete allows deletion: ports then refuse new links in the namespace.
-func (LimitWebhook) ValidateDelete(context.Context, *networkv1alpha1.SwitchResourceLimit) (admission.Warnings, error) {
-	return nil, nil
+// ValidateDelete refuses to delete a limit while ports of its namespace hold or are being
+// given VLANs under it: deleted, it would send every such port back to its clean state. The
+// namespace's deletion gets through once its SwitchPorts are cleaned and gone (the namespace
+// controller retries).
+func (w LimitWebhook) ValidateDelete(ctx context.Context, l *networkv1alpha1.SwitchResourceLimit) (admission.Warnings, error) {
+	claimed, err := switchport.ClaimedVLANs(ctx, w.Reader, l.Namespace)
+	if err != nil || len(claimed) == 0 {
+		return nil, err
+	}
+	var ids vlan.Set
+	var who []string
+	for id, users := range claimed {
+		ids.Add(id)
+		who = append(who, users...)
+	}
+	return nil, apierrors.NewForbidden(networkv1alpha1.GroupVersion.WithResource("switchresourcelimits").GroupResource(), l.Name, fmt.Errorf(
+		"VLANs %s of namespace %s's limit are in use or being applied on ports (%s): deleting the limit would clean them all; unlink them first",
+		ids, l.Namespace, strings.Join(uniqueSorted(who), ", ")))
 }
 
 func (w LimitWebhook) validate(ctx context.Context, l *networkv1alpha1.SwitchResourceLimit) error {
@@ -137,6 +153,24 @@ func (w LimitWebhook) isolated(ctx context.Context, l *networkv1alpha1.SwitchRes
 			if p.ParkingVLAN != nil && allowed.Contains(int(*p.ParkingVLAN)) {
 				errs = append(errs, field.Forbidden(path, fmt.Sprintf("VLAN %d is the parking VLAN of Switch %s/%s and must stay isolated", *p.ParkingVLAN, sw.Namespace, sw.Name)))
 				break
+			}
+		}
+		seen := map[string]bool{}
+		for _, p := range parked {
+			name := p.ProvisioningConfiguration
+			if p.Mode != networkv1alpha1.CleanProvisioning || name == "" || seen[name] {
+				continue
+			}
+			seen[name] = true
+			cfg := &networkv1alpha1.SwitchPortConfiguration{}
+			if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: sw.Namespace, Name: name}, cfg); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return nil, err
+			}
+			if held := vlansOf(&cfg.Spec).Intersect(allowed); !held.IsEmpty() {
+				errs = append(errs, field.Forbidden(path, fmt.Sprintf("VLANs %s are the provisioning network of Switch %s/%s (configuration %s) and must stay isolated", held, sw.Namespace, sw.Name, name)))
 			}
 		}
 	}

@@ -1,0 +1,172 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ansible
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/switchdriver"
+	"github.com/rackwire/rackwire/playbooks"
+)
+
+// network-runner is the reference for what each OS is sent. For the OSes whose providers
+// only push lines (no JSON reads of the device, no Python on it), the same port intents go
+// through network-runner's own role, port by port, to one fake switch, and through
+// rackwire's batched push to another; what every port then carries must be the same, but
+// where testdata/networkrunner/differences.yaml lists the difference with its reason.
+var networkRunnerOSes = []string{"junos", "enos", "dellemc.os9.os9", "dellos10"}
+
+type difference struct {
+	OS     string `json:"os"`
+	Port   string `json:"port"`
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+func TestNRCompare(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "networkrunner", "differences.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []difference
+	if err := yaml.Unmarshal(raw, &listed); err != nil {
+		t.Fatal(err)
+	}
+	role, err := os.ReadFile(filepath.Join("testdata", "networkrunner", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withRole := fstest.MapFS{"networkrunner.yaml": {Data: role}}
+	if err := fs.WalkDir(playbooks.FS, ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(playbooks.FS, p)
+		withRole[p] = &fstest.MapFile{Data: b}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const parking = 4000
+	intents := []struct {
+		name     string
+		untagged int
+		trunked  []int
+	}{
+		{"access", 60, nil},
+		{"trunk", 5, []int{100, 101}},
+		{"tagged-only", 0, []int{61, 62}},
+	}
+	used := []int{1, 5, 60, 61, 62, 100, 101}
+
+	for _, os := range networkRunnerOSes {
+		t.Run(os, func(t *testing.T) {
+			t.Parallel()
+			ports := cliPorts[os]
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+
+			// network-runner's role, per port.
+			ref := newCLIFixture(t, os, enableOf(os), "")
+			d, err := Factory(Config{WorkDir: ref.work, ConnectTimeout: 10 * time.Second, Playbooks: withRole})(ref.asw, ref.secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nrPorts []map[string]any
+			for i, in := range intents {
+				untagged := in.untagged
+				if untagged == 0 {
+					untagged = 1 // the role's default vlan_id
+				}
+				nrPorts = append(nrPorts, map[string]any{"port": ports[i], "untagged": untagged, "trunked": nonNilInts(in.trunked)})
+			}
+			if _, err := d.(*Driver).run(ctx, "networkrunner.yaml", len(intents), map[string]any{"nr_vlans": used, "nr_ports": nrPorts}); err != nil {
+				t.Fatalf("network-runner's role: %v", err)
+			}
+
+			// rackwire's batched push.
+			own := newCLIFixture(t, os, enableOf(os), "")
+			var changes []switchdriver.Change
+			for i, in := range intents {
+				cfg := &networkv1alpha1.SwitchPortConfigurationSpec{}
+				if in.untagged != 0 {
+					cfg.UntaggedVLAN = vid(in.untagged)
+				}
+				for _, v := range in.trunked {
+					if cfg.VLANs != "" {
+						cfg.VLANs += ","
+					}
+					cfg.VLANs += networkv1alpha1.VLANRange(fmt.Sprint(v))
+				}
+				changes = append(changes, switchdriver.Change{Port: ports[i], Config: cfg, Parking: parking})
+			}
+			for p, err := range own.driver().Apply(ctx, changes) {
+				if err != nil {
+					t.Fatalf("rackwire: port %s: %v", p, err)
+				}
+			}
+
+			for i, in := range intents {
+				theirs, ours := ref.fake.PortState(ports[i]), own.fake.PortState(ports[i])
+				for _, c := range []struct {
+					field string
+					same  bool
+				}{
+					{"untagged", theirs.Untagged == ours.Untagged},
+					{"tagged", slices.Equal(theirs.Tagged, ours.Tagged)},
+					{"down", theirs.Down == ours.Down},
+				} {
+
+					listedHere := slices.ContainsFunc(listed, func(l difference) bool { return l.OS == os && l.Port == in.name && l.Field == c.field })
+					switch {
+					case !c.same && !listedHere:
+						t.Errorf("port %s (%s): network-runner leaves %+v, rackwire %+v; the difference in %s is not listed in differences.yaml", ports[i], in.name, theirs, ours, c.field)
+					case c.same && listedHere:
+						t.Errorf("port %s (%s): differences.yaml lists a difference in %s that is gone (both %+v)", ports[i], in.name, c.field, ours)
+					}
+				}
+			}
+		})
+	}
+}
+
+// enableOf is the enable secret of the OS's fake switch. The role's ENOS tasks send "enable"
+// as a command and cannot answer a secret, so that login lands privileged.
+func enableOf(os string) string {
+	if os == "dellemc.os9.os9" {
+		return "en4ble"
+	}
+	return ""
+}
+
+func nonNilInts(s []int) []int {
+	if s == nil {
+		return []int{}
+	}
+	return s
+}
