@@ -161,8 +161,15 @@ func findAPIServer(logDir string) (*apiserver, error) {
 	return nil, errors.New("no kube-apiserver child of this process")
 }
 
-// kill sends SIGKILL and waits until the process is gone.
+// kill freezes the apiserver for a while, then sends SIGKILL and waits until the process is
+// gone. Frozen, it keeps the requests the managers send meanwhile unanswered, so the kill
+// cuts creates short whatever the machine's speed (an instant kill of a fast apiserver often
+// finds no request in flight, and then tests nothing of settling creates).
 func (a *apiserver) kill() error {
+	if err := syscall.Kill(a.pid, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
 	if err := syscall.Kill(a.pid, syscall.SIGKILL); err != nil {
 		return err
 	}

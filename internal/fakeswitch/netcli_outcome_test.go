@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package netcli_test
+package fakeswitch_test
 
 import (
 	"slices"
@@ -78,8 +78,8 @@ func TestTaggedOnlyPortCarriesNothingUntagged(t *testing.T) {
 			push(t, s, os, netcli.Port{Name: p[0], Untagged: 77, Parking: parking}, netcli.Port{Name: p[2], Untagged: 77, Parking: parking})
 			push(t, s, os,
 				netcli.Port{Name: p[0], Untagged: 60, Parking: parking},
-				netcli.Port{Name: p[1], Untagged: 5, Tagged: []netcli.Range{{100, 200}, {300, 300}}, Parking: parking},
-				netcli.Port{Name: p[2], Tagged: []netcli.Range{{61, 63}}, Disabled: true, Parking: parking})
+				netcli.Port{Name: p[1], Untagged: 5, Tagged: []netcli.Range{{First: 100, Last: 200}, {First: 300, Last: 300}}, Parking: parking},
+				netcli.Port{Name: p[2], Tagged: []netcli.Range{{First: 61, Last: 63}}, Disabled: true, Parking: parking})
 			for _, c := range []struct {
 				port     string
 				untagged []int
@@ -106,9 +106,9 @@ func TestTaggedOnlyPortCarriesNothingUntagged(t *testing.T) {
 func TestJunosVLANObjectsAreKeyedByID(t *testing.T) {
 	s := fake(t, "junos")
 	p := portsOf["junos"]
-	push(t, s, "junos", netcli.Port{Name: p[0], Tagged: []netcli.Range{{60, 63}}, Parking: parking})
-	push(t, s, "junos", netcli.Port{Name: p[1], Untagged: 61, Parking: parking}, netcli.Port{Name: p[2], Tagged: []netcli.Range{{62, 70}}, Parking: parking})
-	push(t, s, "junos", netcli.Port{Name: p[0], Untagged: 60, Tagged: []netcli.Range{{61, 65}}, Parking: parking})
+	push(t, s, "junos", netcli.Port{Name: p[0], Tagged: []netcli.Range{{First: 60, Last: 63}}, Parking: parking})
+	push(t, s, "junos", netcli.Port{Name: p[1], Untagged: 61, Parking: parking}, netcli.Port{Name: p[2], Tagged: []netcli.Range{{First: 62, Last: 70}}, Parking: parking})
+	push(t, s, "junos", netcli.Port{Name: p[0], Untagged: 60, Tagged: []netcli.Range{{First: 61, Last: 65}}, Parking: parking})
 	owners := map[int][]string{}
 	for name, vids := range s.JunosVLANs() {
 		for _, id := range vids {
@@ -132,7 +132,7 @@ func TestJunosVLANObjectsAreKeyedByID(t *testing.T) {
 // adds it back), and edits someone left pending were committed with rackwire's.
 func TestCumulusPortsStayBridgedAndForeignEditsAreAborted(t *testing.T) {
 	s := fake(t, "cumulus")
-	push(t, s, "cumulus", netcli.Port{Name: "swp1", Untagged: 10, Parking: parking}, netcli.Port{Name: "swp3", Tagged: []netcli.Range{{20, 21}}, Untagged: 30, Parking: parking})
+	push(t, s, "cumulus", netcli.Port{Name: "swp1", Untagged: 10, Parking: parking}, netcli.Port{Name: "swp3", Tagged: []netcli.Range{{First: 20, Last: 21}}, Untagged: 30, Parking: parking})
 	s.Pend("net add bridge bridge ports swp2")
 	s.Pend("net add interface swp2 bridge access 10")
 	push(t, s, "cumulus", netcli.Port{Name: "swp1", Untagged: 11, Parking: parking})
