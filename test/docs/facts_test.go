@@ -1,0 +1,201 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package docs_test
+
+import (
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+)
+
+// facts is what the repository defines, read from its sources: what a doc may name.
+type facts struct {
+	root string
+	// targets and vars of the Makefile.
+	targets, makeVars map[string]bool
+	// flags of the manager, devenv and the CNI plugin's install, from their definitions.
+	flags map[string]bool
+	// resources are the names kubectl accepts for a kind: plural, singular, short names and
+	// kind, bare and group-qualified.
+	resources map[string]bool
+	// schemas of every CRD the repository serves (ours, external, test), by lower-case kind.
+	schemas map[string][]*apiextensionsv1.JSONSchemaProps
+}
+
+// crdDirs hold every CRD the test control plane and make dev serve.
+var crdDirs = []string{"config/crd/bases", "config/crd/external", "test/crds"}
+
+// flagSources are the packages whose flag definitions the docs may name.
+var flagSources = []string{"cmd/manager", "cmd/devenv", "cmd/cni"}
+
+func loadFacts(root string) (*facts, error) {
+	f := &facts{root: root, targets: map[string]bool{}, makeVars: map[string]bool{}, flags: map[string]bool{},
+		resources: map[string]bool{}, schemas: map[string][]*apiextensionsv1.JSONSchemaProps{}}
+	if err := f.loadMakefile(); err != nil {
+		return nil, err
+	}
+	if err := f.loadFlags(); err != nil {
+		return nil, err
+	}
+	if err := f.loadCRDs(); err != nil {
+		return nil, err
+	}
+	f.loadBuiltinKinds()
+	return f, nil
+}
+
+var (
+	makeTarget = regexp.MustCompile(`^([A-Za-z0-9_.-]+)\s*:([^=]|$)`)
+	makeVarDef = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*[:?+]?=`)
+	makeVarUse = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
+)
+
+func (f *facts) loadMakefile() error {
+	b, err := os.ReadFile(filepath.Join(f.root, "Makefile"))
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := makeTarget.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, "\t") {
+			f.targets[m[1]] = true
+		}
+		if m := makeVarDef.FindStringSubmatch(line); m != nil {
+			f.makeVars[m[1]] = true
+		}
+		for _, m := range makeVarUse.FindAllStringSubmatch(line, -1) {
+			f.makeVars[m[1]] = true
+		}
+	}
+	return nil
+}
+
+// flagFuncs are the flag package's definers, with the position of the flag's name.
+var flagFuncs = map[string]int{
+	"Bool": 0, "String": 0, "Int": 0, "Int64": 0, "Uint": 0, "Uint64": 0, "Float64": 0, "Duration": 0, "Func": 0,
+	"BoolVar": 1, "StringVar": 1, "IntVar": 1, "Int64Var": 1, "UintVar": 1, "Uint64Var": 1, "Float64Var": 1,
+	"DurationVar": 1, "Var": 1, "TextVar": 1, "BoolFunc": 0,
+}
+
+// loadFlags reads the flag definitions of the binaries (a call of a flag definer with a
+// literal name), and zap's flags where a binary binds them.
+func (f *facts) loadFlags() error {
+	for _, dir := range flagSources {
+		files, err := filepath.Glob(filepath.Join(f.root, dir, "*.go"))
+		if err != nil {
+			return err
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if sel.Sel.Name == "BindFlags" {
+					fs := flag.NewFlagSet("zap", flag.ContinueOnError)
+					(&zap.Options{}).BindFlags(fs)
+					fs.VisitAll(func(fl *flag.Flag) { f.flags[fl.Name] = true })
+					return true
+				}
+				at, ok := flagFuncs[sel.Sel.Name]
+				if !ok || len(call.Args) <= at {
+					return true
+				}
+				if lit, ok := call.Args[at].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if name, err := strconv.Unquote(lit.Value); err == nil {
+						f.flags[name] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	return nil
+}
+
+func (f *facts) loadCRDs() error {
+	for _, dir := range crdDirs {
+		files, err := filepath.Glob(filepath.Join(f.root, dir, "*.yaml"))
+		if err != nil {
+			return err
+		}
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.Unmarshal(b, crd); err != nil {
+				return err
+			}
+			if crd.Kind != "CustomResourceDefinition" {
+				continue
+			}
+			n, g := crd.Spec.Names, crd.Spec.Group
+			for _, name := range append([]string{n.Plural, n.Singular, strings.ToLower(n.Kind)}, n.ShortNames...) {
+				f.resources[name] = true
+				f.resources[name+"."+g] = true
+			}
+			for i := range crd.Spec.Versions {
+				if s := crd.Spec.Versions[i].Schema; s != nil && s.OpenAPIV3Schema != nil {
+					k := strings.ToLower(n.Kind)
+					f.schemas[k] = append(f.schemas[k], s.OpenAPIV3Schema)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// loadBuiltinKinds adds the kinds client-go knows, as kubectl names them.
+func (f *facts) loadBuiltinKinds() {
+	for gvk := range scheme.Scheme.AllKnownTypes() {
+		if strings.HasSuffix(gvk.Kind, "List") || strings.HasSuffix(gvk.Kind, "Options") || gvk.Version == "__internal" {
+			continue
+		}
+		plural, singular := meta.UnsafeGuessKindToResource(gvk)
+		for _, name := range []string{plural.Resource, singular.Resource} {
+			f.resources[name] = true
+			if gvk.Group != "" {
+				f.resources[name+"."+gvk.Group] = true
+			}
+		}
+	}
+	f.resources["customresourcedefinitions"], f.resources["crds"], f.resources["crd"] = true, true, true
+}
