@@ -59,6 +59,7 @@ func (c *checker) check(text string) {
 	}
 	inFence, lang := false, ""
 	var cont string
+	var got []string // the resources of the console block's last plain kubectl get
 	for i, line := range lines {
 		n := i + 1
 		if m := fence.FindStringSubmatch(line); m != nil {
@@ -79,6 +80,9 @@ func (c *checker) check(text string) {
 			case "console":
 				if l, ok := strings.CutPrefix(strings.TrimSpace(line), "$ "); ok {
 					c.command(n, l)
+					got = getResources(l)
+				} else if got != nil {
+					c.header(n, got, line)
 				}
 			}
 			continue
@@ -213,6 +217,56 @@ func (c *checker) kubectl(line int, args []string) {
 			c.problem(line, "kubectl resource %q: no CRD of the repository or built-in kind has that name", kind)
 		}
 	}
+}
+
+// getResources are the resources of a kubectl get whose output is the default table, else nil.
+func getResources(cmd string) []string {
+	words := shellWords(strings.TrimSpace(strings.SplitN(cmd, " #", 2)[0]))
+	if len(words) < 3 || words[0] != "kubectl" || words[1] != "get" {
+		return nil
+	}
+	var res []string
+	for i := 2; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "-o" || w == "--output" || strings.HasPrefix(w, "-o") || strings.HasPrefix(w, "--output="):
+			return nil
+		case kubectlValueFlags[w]:
+			i++
+		case strings.HasPrefix(w, "-"):
+		case res == nil:
+			for _, r := range strings.Split(w, ",") {
+				kind, _, _ := strings.Cut(r, "/")
+				res = append(res, strings.ToLower(kind))
+			}
+		}
+	}
+	return res
+}
+
+// header checks a table header printed for a CRD against its printer columns: a column
+// the docs show must be one kubectl prints, in its place.
+func (c *checker) header(line int, resources []string, text string) {
+	fields := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(text), -1)
+	if fields[0] == "NAMESPACE" {
+		fields = fields[1:]
+	}
+	if len(fields) == 0 || fields[0] != "NAME" {
+		return
+	}
+	var want [][]string
+	for _, r := range resources {
+		want = append(want, c.f.columns[r]...)
+	}
+	if len(want) == 0 {
+		return // a built-in kind: kubectl's own printer
+	}
+	for _, w := range want {
+		if strings.Join(w, " | ") == strings.Join(fields, " | ") {
+			return
+		}
+	}
+	c.problem(line, "kubectl get %s prints %v, not %v", strings.Join(resources, ","), want, fields)
 }
 
 // topLevel reports whether a span's first path element is an entry of the repository's

@@ -116,6 +116,8 @@ func TestCheckerFindsBrokenDocs(t *testing.T) {
 		{"kubectl short name and group", "`kubectl get m3ipp` or `kubectl get ipaddresses.ipam.metal3.io`", "`kubectl get ipaddresses.ipam.metal4.io`", `kubectl resource "ipaddresses.ipam.metal4.io"`},
 		{"kubectl after a namespace flag", "```sh\nkubectl -n infra annotate switch leaf1 a=b\n```", "```sh\nkubectl -n infra annotate swich leaf1 a=b\n```", `kubectl resource "swich"`},
 		{"kubectl built-in kind", "`kubectl delete virtualmachine vm-blue` and `kubectl get pods`", "`kubectl get podz`", `kubectl resource "podz"`},
+		{"printed columns", "```console\n$ kubectl get ippools\nNAME      CLUSTER     STRATEGY     SIZE    USED   FREE    READY   AGE\npool-1    cluster-1   random       47      4      43      True    12s\n```",
+			"```console\n$ kubectl get ippools\nNAME      CLUSTER     STRATEGY     SIZE    USED   AVAILABLE   READY   AGE\npool-1    cluster-1   random       47      4      43          True    12s\n```", "kubectl get ippools prints"},
 		{"kubectl explain field", "```sh\nkubectl explain ippool.spec.pools\n```", "```sh\nkubectl explain ippool.spec.pool\n```", "field spec.pool: not in the CRD of ippool"},
 		{"CRD field", "`status.indexes`", "`status.indexs`", "field status.indexs"},
 		{"CRD field in a map", "`spec.ports.<name>.clean`", "`spec.ports.<name>.cleaning`", "field spec.ports.[].cleaning"},

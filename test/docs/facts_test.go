@@ -46,6 +46,8 @@ type facts struct {
 	resources map[string]bool
 	// schemas of every CRD the repository serves (ours, external, test), by lower-case kind.
 	schemas map[string][]*apiextensionsv1.JSONSchemaProps
+	// columns are the headers kubectl get prints for a CRD's resource names, per version.
+	columns map[string][][]string
 }
 
 // crdDirs hold every CRD the test control plane and make dev serve.
@@ -56,7 +58,8 @@ var flagSources = []string{"cmd/manager", "cmd/devenv", "cmd/cni"}
 
 func loadFacts(root string) (*facts, error) {
 	f := &facts{root: root, targets: map[string]bool{}, makeVars: map[string]bool{}, flags: map[string]bool{},
-		resources: map[string]bool{}, schemas: map[string][]*apiextensionsv1.JSONSchemaProps{}}
+		resources: map[string]bool{}, schemas: map[string][]*apiextensionsv1.JSONSchemaProps{},
+		columns: map[string][][]string{}}
 	if err := f.loadMakefile(); err != nil {
 		return nil, err
 	}
@@ -173,6 +176,11 @@ func (f *facts) loadCRDs() error {
 				f.resources[name+"."+g] = true
 			}
 			for i := range crd.Spec.Versions {
+				cols := printedColumns(&crd.Spec.Versions[i])
+				for _, name := range append([]string{n.Plural, n.Singular, strings.ToLower(n.Kind)}, n.ShortNames...) {
+					f.columns[name] = append(f.columns[name], cols)
+					f.columns[name+"."+g] = append(f.columns[name+"."+g], cols)
+				}
 				if s := crd.Spec.Versions[i].Schema; s != nil && s.OpenAPIV3Schema != nil {
 					k := strings.ToLower(n.Kind)
 					f.schemas[k] = append(f.schemas[k], s.OpenAPIV3Schema)
@@ -181,6 +189,21 @@ func (f *facts) loadCRDs() error {
 		}
 	}
 	return nil
+}
+
+// printedColumns is the header kubectl get prints for a CRD version: NAME, then its printer
+// columns of priority 0, or AGE when it declares none.
+func printedColumns(v *apiextensionsv1.CustomResourceDefinitionVersion) []string {
+	cols := []string{"NAME"}
+	if len(v.AdditionalPrinterColumns) == 0 {
+		return append(cols, "AGE")
+	}
+	for _, c := range v.AdditionalPrinterColumns {
+		if c.Priority == 0 {
+			cols = append(cols, strings.ToUpper(c.Name))
+		}
+	}
+	return cols
 }
 
 // loadBuiltinKinds adds the kinds client-go knows, as kubectl names them.
