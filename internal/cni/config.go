@@ -209,7 +209,7 @@ func checkKeys(path string, m map[string]json.RawMessage, known map[string]bool)
 		return nil
 	}
 	sort.Strings(unknown)
-	return keyErr(path+"."+unknown[0], "unknown key (rackwire reads whereabouts' keys; see its README)")
+	return keyErr(path+"."+unknown[0], "unknown key (rackwire reads whereabouts' keys; see docs/cni-plugin.md)")
 }
 
 func str(m map[string]json.RawMessage, path, key string, to *string) error {
