@@ -179,10 +179,17 @@ var kubectlResourceVerbs = map[string]bool{
 
 func (c *checker) kubectl(line int, args []string) {
 	var pos []string
+	output := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if strings.HasPrefix(a, "-") {
-			if kubectlValueFlags[a] {
+			if v, ok := strings.CutPrefix(a, "-o"); ok && v != "" {
+				output = strings.TrimPrefix(v, "=")
+			}
+			if kubectlValueFlags[a] && i+1 < len(args) {
+				if a == "-o" || a == "--output" {
+					output = args[i+1]
+				}
 				i++
 			}
 			continue
@@ -215,9 +222,16 @@ func (c *checker) kubectl(line int, args []string) {
 		}
 		if !c.f.resources[strings.ToLower(kind)] {
 			c.problem(line, "kubectl resource %q: no CRD of the repository or built-in kind has that name", kind)
+			continue
+		}
+		for _, m := range outputField.FindAllString(output, -1) {
+			c.fieldOf(line, kind, strings.TrimPrefix(m, "."))
 		}
 	}
 }
+
+// outputField finds the fields a jsonpath or custom-columns output reads from the object.
+var outputField = regexp.MustCompile(`\.(spec|status)(\.[A-Za-z0-9_]+|\[[^\]]*\])*`)
 
 // getResources are the resources of a kubectl get whose output is the default table, else nil.
 func getResources(cmd string) []string {

@@ -48,6 +48,8 @@ type facts struct {
 	schemas map[string][]*apiextensionsv1.JSONSchemaProps
 	// columns are the headers kubectl get prints for a CRD's resource names, per version.
 	columns map[string][][]string
+	// kinds are the lower-case kinds each CRD resource name stands for.
+	kinds map[string][]string
 }
 
 // crdDirs hold every CRD the test control plane and make dev serve.
@@ -59,7 +61,7 @@ var flagSources = []string{"cmd/manager", "cmd/devenv", "cmd/cni"}
 func loadFacts(root string) (*facts, error) {
 	f := &facts{root: root, targets: map[string]bool{}, makeVars: map[string]bool{}, flags: map[string]bool{},
 		resources: map[string]bool{}, schemas: map[string][]*apiextensionsv1.JSONSchemaProps{},
-		columns: map[string][][]string{}}
+		columns: map[string][][]string{}, kinds: map[string][]string{}}
 	if err := f.loadMakefile(); err != nil {
 		return nil, err
 	}
@@ -174,6 +176,8 @@ func (f *facts) loadCRDs() error {
 			for _, name := range append([]string{n.Plural, n.Singular, strings.ToLower(n.Kind)}, n.ShortNames...) {
 				f.resources[name] = true
 				f.resources[name+"."+g] = true
+				f.kinds[name] = append(f.kinds[name], strings.ToLower(n.Kind))
+				f.kinds[name+"."+g] = append(f.kinds[name+"."+g], strings.ToLower(n.Kind))
 			}
 			for i := range crd.Spec.Versions {
 				cols := printedColumns(&crd.Spec.Versions[i])

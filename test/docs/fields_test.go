@@ -52,14 +52,17 @@ func (c *checker) fieldOf(line int, kind, p string) {
 	var kinds [][]*apiextensionsv1.JSONSchemaProps
 	if kind != "" {
 		k := strings.ToLower(kind)
-		for name := range c.f.schemas {
-			if name == k || c.f.resources[k] && plural(name) == k {
-				kinds = append(kinds, c.f.schemas[name])
-			}
+		if s, ok := c.f.schemas[k]; ok {
+			kinds = append(kinds, s)
+		}
+		for _, name := range c.f.kinds[k] {
+			kinds = append(kinds, c.f.schemas[name])
 		}
 		if len(kinds) == 0 {
-			c.problem(line, "field %s.%s: no CRD of kind %s", kind, p, kind)
-			return
+			if !c.f.resources[k] {
+				c.problem(line, "field %s.%s: no CRD of kind %s", kind, p, kind)
+			}
+			return // a built-in kind: kubectl knows its fields
 		}
 	} else {
 		for _, s := range c.f.schemas {
@@ -83,15 +86,6 @@ func (c *checker) fieldOf(line int, kind, p string) {
 			c.problem(line, "field %s: not in %s", strings.Join(segs, "."), where)
 		}
 	}
-}
-
-// plural is the name kubectl explain is usually given for a kind; good enough to match a
-// kind's own lower-case name or its plural.
-func plural(kind string) string {
-	if strings.HasSuffix(kind, "s") || strings.HasSuffix(kind, "x") || strings.HasSuffix(kind, "ch") {
-		return kind + "es"
-	}
-	return kind + "s"
 }
 
 // expandPath spells out every path a field span names: "[]" and "[...]" step into list
