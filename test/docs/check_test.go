@@ -60,14 +60,20 @@ func (c *checker) check(text string) {
 	inFence, lang := false, ""
 	var cont string
 	var got []string // the resources of the console block's last plain kubectl get
+	var block []string
+	blockStart := 0
 	for i, line := range lines {
 		n := i + 1
 		if m := fence.FindStringSubmatch(line); m != nil {
 			flush()
-			inFence, lang = !inFence, m[1]
+			if inFence && lang == "yaml" {
+				c.manifest(blockStart, strings.Join(block, "\n"))
+			}
+			inFence, lang, block, blockStart = !inFence, m[1], nil, n+1
 			continue
 		}
 		if inFence {
+			block = append(block, line)
 			switch lang {
 			case "sh", "bash":
 				l := strings.TrimSpace(line)

@@ -128,6 +128,8 @@ func TestCheckerFindsBrokenDocs(t *testing.T) {
 		{"CRD field alternatives", "`status.allocations[]{nodeName, sliceRange}`", "`status.allocations[]{nodeName, slice}`", "field status.allocations.[].slice"},
 		{"CRD field of a kind", "`BareMetalHost.spec.consumerRef`", "`HostLink.spec.consumerRef`", "field spec.consumerRef: not in the CRD of HostLink"},
 		{"CRD field with an error", "`spec.configuration.name: Forbidden`", "`spec.configurations.name: Forbidden`", "field spec.configurations.name"},
+		{"manifest field", "```yaml\nkind: Switch\nspec:\n  chassisMAC: aa:bb:cc:dd:ee:ff\n  ports:\n    rack2-eth1: {name: Ethernet1/1}\n```",
+			"```yaml\nkind: Switch\nspec:\n  chassisMAC: aa:bb:cc:dd:ee:ff\n  ports:\n    rack2-eth1: {port: Ethernet1/1}\n```", "Switch field spec.ports.rack2-eth1.port: not in its CRD"},
 		{"link", "[the guide](migrating-from-ip-address-manager.md)", "[the guide](migrating-from-ipam.md)", "link migrating-from-ipam.md"},
 		{"anchor", "[back](migrating-from-ip-address-manager.md#going-back)", "[back](migrating-from-ip-address-manager.md#going-forth)", "no heading with anchor #going-forth"},
 	} {

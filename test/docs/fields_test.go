@@ -17,9 +17,12 @@ limitations under the License.
 package docs_test
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // fieldsElsewhere are fields (and what lies below them) that the docs name on kinds whose
@@ -182,4 +185,58 @@ func hasPath(s *apiextensionsv1.JSONSchemaProps, segs []string, lenient bool) bo
 		}
 	}
 	return true
+}
+
+// manifest checks a YAML block: every field of an object whose kind has a CRD here must be
+// in that CRD's schema (metadata aside).
+func (c *checker) manifest(line int, text string) {
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(text, -1) {
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			c.problem(line, "YAML block: %v", err)
+			continue
+		}
+		kind, _ := obj["kind"].(string)
+		versions := c.f.schemas[strings.ToLower(kind)]
+		if len(versions) == 0 {
+			continue
+		}
+		delete(obj, "metadata")
+		var best []string
+		for i, s := range versions {
+			var unknown []string
+			unknownFields(s, obj, "", &unknown)
+			if i == 0 || len(unknown) < len(best) {
+				best = unknown
+			}
+		}
+		for _, u := range best {
+			c.problem(line, "%s field %s: not in its CRD", kind, u)
+		}
+	}
+}
+
+// unknownFields lists the keys of v that schema s does not have.
+func unknownFields(s *apiextensionsv1.JSONSchemaProps, v any, at string, out *[]string) {
+	if s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields && len(s.Properties) == 0 {
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, val := range v {
+			if p, ok := s.Properties[k]; ok {
+				unknownFields(&p, val, at+"."+k, out)
+			} else if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+				unknownFields(s.AdditionalProperties.Schema, val, at+"."+k, out)
+			} else if at != "" || (k != "apiVersion" && k != "kind") {
+				*out = append(*out, strings.TrimPrefix(at+"."+k, "."))
+			}
+		}
+	case []any:
+		if s.Items != nil && s.Items.Schema != nil {
+			for i, item := range v {
+				unknownFields(s.Items.Schema, item, fmt.Sprintf("%s[%d]", at, i), out)
+			}
+		}
+	}
 }
