@@ -21,6 +21,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -44,16 +45,14 @@ type facts struct {
 	// resources are the names kubectl accepts for a kind: plural, singular, short names and
 	// kind, bare and group-qualified.
 	resources map[string]bool
-	// schemas of every CRD the repository serves (ours, external, test), by lower-case kind.
+	// schemas of every CRD in the repository (ours, external ones, the tests' stand-ins), by
+	// lower-case kind.
 	schemas map[string][]*apiextensionsv1.JSONSchemaProps
 	// columns are the headers kubectl get prints for a CRD's resource names, per version.
 	columns map[string][][]string
 	// kinds are the lower-case kinds each CRD resource name stands for.
 	kinds map[string][]string
 }
-
-// crdDirs hold every CRD the test control plane and make dev serve.
-var crdDirs = []string{"config/crd/bases", "config/crd/external", "test/crds"}
 
 // flagSources are the packages whose flag definitions the docs may name.
 var flagSources = []string{"cmd/manager", "cmd/devenv", "cmd/cni"}
@@ -155,44 +154,57 @@ func (f *facts) loadFlags() error {
 }
 
 func (f *facts) loadCRDs() error {
-	for _, dir := range crdDirs {
-		files, err := filepath.Glob(filepath.Join(f.root, dir, "*.yaml"))
+	return filepath.WalkDir(f.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		for _, file := range files {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				return err
+		if d.IsDir() {
+			if n := d.Name(); p != f.root && (n == "bin" || strings.HasPrefix(n, ".")) {
+				return filepath.SkipDir
 			}
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := yaml.Unmarshal(b, crd); err != nil {
-				return err
-			}
-			if crd.Kind != "CustomResourceDefinition" {
+			return nil
+		}
+		if !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
+			if !strings.Contains(doc, "kind: CustomResourceDefinition") {
 				continue
 			}
-			n, g := crd.Spec.Names, crd.Spec.Group
-			for _, name := range append([]string{n.Plural, n.Singular, strings.ToLower(n.Kind)}, n.ShortNames...) {
-				f.resources[name] = true
-				f.resources[name+"."+g] = true
-				f.kinds[name] = append(f.kinds[name], strings.ToLower(n.Kind))
-				f.kinds[name+"."+g] = append(f.kinds[name+"."+g], strings.ToLower(n.Kind))
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.Unmarshal([]byte(doc), crd); err != nil || crd.Kind != "CustomResourceDefinition" || crd.Spec.Names.Kind == "" {
+				continue // a kustomize patch or a fragment, not a CRD
 			}
-			for i := range crd.Spec.Versions {
-				cols := printedColumns(&crd.Spec.Versions[i])
-				for _, name := range append([]string{n.Plural, n.Singular, strings.ToLower(n.Kind)}, n.ShortNames...) {
-					f.columns[name] = append(f.columns[name], cols)
-					f.columns[name+"."+g] = append(f.columns[name+"."+g], cols)
-				}
-				if s := crd.Spec.Versions[i].Schema; s != nil && s.OpenAPIV3Schema != nil {
-					k := strings.ToLower(n.Kind)
-					f.schemas[k] = append(f.schemas[k], s.OpenAPIV3Schema)
-				}
-			}
+			f.addCRD(crd)
+		}
+		return nil
+	})
+}
+
+func (f *facts) addCRD(crd *apiextensionsv1.CustomResourceDefinition) {
+	n, g := crd.Spec.Names, crd.Spec.Group
+	names := append([]string{n.Plural, n.Singular, strings.ToLower(n.Kind)}, n.ShortNames...)
+	for _, name := range names {
+		f.resources[name] = true
+		f.resources[name+"."+g] = true
+		f.kinds[name] = append(f.kinds[name], strings.ToLower(n.Kind))
+		f.kinds[name+"."+g] = append(f.kinds[name+"."+g], strings.ToLower(n.Kind))
+	}
+	for i := range crd.Spec.Versions {
+		cols := printedColumns(&crd.Spec.Versions[i])
+		for _, name := range names {
+			f.columns[name] = append(f.columns[name], cols)
+			f.columns[name+"."+g] = append(f.columns[name+"."+g], cols)
+		}
+		if s := crd.Spec.Versions[i].Schema; s != nil && s.OpenAPIV3Schema != nil {
+			k := strings.ToLower(n.Kind)
+			f.schemas[k] = append(f.schemas[k], s.OpenAPIV3Schema)
 		}
 	}
-	return nil
 }
 
 // printedColumns is the header kubectl get prints for a CRD version: NAME, then its printer

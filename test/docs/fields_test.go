@@ -28,12 +28,9 @@ import (
 // fieldsElsewhere are fields (and what lies below them) that the docs name on kinds whose
 // CRD the repository does not carry, each with why; they are not checked.
 var fieldsElsewhere = map[string]string{
-	"spec.template.metadata.annotations":            "CAPM3's Metal3MachineTemplate (no CRD here)",
-	"spec.paused":                                   "Cluster API's Cluster (read through a metadata-only informer, no CRD here)",
-	"spec.networkInterfaces":                        "newer BMO releases' BareMetalHost (served by internal/controller/hostlink's suite, built in Go)",
-	"BareMetalHost.spec.ports[]":                    "the seed's proposal, which the docs say does not exist upstream",
-	"Metal3Machine.spec.networkConfiguration[]":     "the seed's proposal, which the docs say does not exist upstream",
-	"status.hardware.nics[].lldp{switchID, portID}": "BMO's hardware details as its inspection annotation carries them; v0.13.2's CRD has no lldp",
+	"spec.template.metadata.annotations": "CAPM3's Metal3MachineTemplate (no CRD here)",
+	"spec.networkInterfaces":             "newer BMO releases' BareMetalHost (served by internal/controller/hostlink's suite, built in Go)",
+	"BareMetalHost.spec.ports[]":         "the seed's proposal, which the docs say does not exist upstream",
 }
 
 // field checks a span naming a field path: spec.a.b, status.x[].y{p, q|r}, Kind.spec.z,
