@@ -33,7 +33,6 @@ import (
 // hosts share a VLAN with the untagged side of every such trunk of other tenants.
 var _ = Describe("a Switch whose parking VLAN moves", func() {
 	It("gives its Active tagged-only trunks the new parking VLAN as native VLAN", func() {
-		Skip("pending: the fix needs the SwitchPort status to record the native (parking) VLAN a trunk was applied with, an API change left for a later session")
 		ns := newNamespace()
 		newLimit(ns, "1, 6-10")
 		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"e0": {Name: "port0"}})
