@@ -114,9 +114,12 @@ func (p Port) native() int {
 const Description = "managed by rackwire"
 
 // Block is the lines of one port: a port's block stands alone, so a port found missing
-// before the push, or refused by it, is left out without touching the others.
+// before the push, or refused by it, is left out without touching the others. Head creates
+// the port's own VLANs, for its push alone: with the VLANs of every port, a VLAN the switch
+// refuses (junos' own "default" object holds vlan-id 1) would fail every port's retry.
 type Block struct {
 	Port  string
+	Head  []string
 	Lines []string
 }
 
@@ -145,16 +148,22 @@ func (p Push) Lines(keep func(port string) bool) []string {
 func (d Dialect) Render(ports []Port) Push {
 	var used []Range
 	for _, p := range ports {
-		if n := p.native(); n != 0 {
-			used = append(used, Range{n, n})
-		}
-		used = append(used, p.Tagged...)
+		used = append(used, p.vlans()...)
 	}
 	out := Push{Head: d.shape(d.vlans(merge(used))), Tail: slices.Clone(d.tail)}
 	for _, p := range ports {
-		out.Blocks = append(out.Blocks, Block{Port: p.Name, Lines: d.shape(d.port(p))})
+		out.Blocks = append(out.Blocks, Block{Port: p.Name, Head: d.shape(d.vlans(merge(p.vlans()))), Lines: d.shape(d.port(p))})
 	}
 	return out
+}
+
+// vlans are the VLANs the port uses: its native one and its tagged ones.
+func (p Port) vlans() []Range {
+	var out []Range
+	if n := p.native(); n != 0 {
+		out = append(out, Range{n, n})
+	}
+	return append(out, p.Tagged...)
 }
 
 // shape readies lines for the OS's push. The collections' config modules (Module) read

@@ -100,6 +100,12 @@ type SwitchPortStatus struct {
 	// +optional
 	Configuration *SwitchPortConfigurationSpec `json:"configuration,omitempty"`
 
+	// NativeVLAN is the VLAN that the untagged frames of the held configuration join when it is
+	// a trunk that names no untagged VLAN: the Switch's parking VLAN when it was applied. A
+	// port whose parking VLAN moves since is applied again.
+	// +optional
+	NativeVLAN int32 `json:"nativeVLAN,omitempty"`
+
 	// ObservedGeneration is the spec generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -67,6 +67,8 @@ type cleanState struct {
 	spec *networkv1alpha1.SwitchPortConfigurationSpec
 	// ref is the provisioning configuration, nil for a parked port.
 	ref *networkv1alpha1.ConfigurationRef
+	// native is the parking VLAN a tagged-only provisioning configuration takes as native VLAN.
+	native int32
 }
 
 // errNoCleanState explains why a port's clean state cannot be built; the port waits.
@@ -90,7 +92,7 @@ func cleanStateOf(ctx context.Context, c client.Reader, sw *networkv1alpha1.Swit
 		if !HasVLANs(&cfg.Spec) {
 			return cleanState{}, errNoCleanState{fmt.Sprintf("provisioning configuration %s/%s has neither untaggedVLAN nor vlans", ref.Namespace, ref.Name)}
 		}
-		return cleanState{mode: p.Mode, spec: cfg.Spec.DeepCopy(), ref: ref}, nil
+		return cleanState{mode: p.Mode, spec: cfg.Spec.DeepCopy(), ref: ref, native: nativeOf(&cfg.Spec, parkingOf(sw, physical))}, nil
 	}
 	if p.ParkingVLAN == nil {
 		return cleanState{}, errNoCleanState{fmt.Sprintf("Switch %s/%s names no parking VLAN (spec.clean.parkingVLAN)", sw.Namespace, sw.Name)}

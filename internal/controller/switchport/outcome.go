@@ -126,6 +126,17 @@ type appliedConfig struct {
 	clean  networkv1alpha1.CleanMode
 	ref    *networkv1alpha1.ConfigurationRef
 	spec   *networkv1alpha1.SwitchPortConfigurationSpec
+	// native is the parking VLAN a tagged-only trunk took as native VLAN (nativeOf).
+	native int32
+}
+
+// nativeOf is the native VLAN a configuration's port takes from its parking VLAN: the
+// parking VLAN for a trunk without an untagged VLAN, else 0.
+func nativeOf(spec *networkv1alpha1.SwitchPortConfigurationSpec, parking int) int32 {
+	if spec == nil || spec.UntaggedVLAN != nil || spec.VLANs == "" {
+		return 0
+	}
+	return int32(parking)
 }
 
 // record writes the outcome into the port's status: the only place that sets the state,
@@ -143,6 +154,7 @@ func record(port *networkv1alpha1.SwitchPort, o outcome) {
 		st.Clean = a.clean
 		st.ConfigurationRef = a.ref.DeepCopy()
 		st.Configuration = a.spec.DeepCopy()
+		st.NativeVLAN = a.native
 	}
 	steady := !o.warn && (o.next == networkv1alpha1.StateIdle || o.next == networkv1alpha1.StateActive)
 	ready := metav1.Condition{Type: networkv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: o.reason, Message: o.message, ObservedGeneration: port.Generation}

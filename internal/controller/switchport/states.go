@@ -136,7 +136,7 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 		// The switch runs the change: the port holds it, and says that a reboot would lose
 		// it; Active retries the save (with backoff) until it lands.
 		return outcome{next: active, reason: ReasonNotSaved, warn: true, retry: true, detail: err.Error(),
-			applied: &appliedConfig{target: t, ref: ref, spec: cfg},
+			applied: &appliedConfig{target: t, ref: ref, spec: cfg, native: nativeOf(cfg, parkingOf(m.sw, t.port))},
 			message: fmt.Sprintf("port %s runs configuration %s, but the switch did not save it (a reboot would lose it); the save is retried", t.port, describe(ref))}
 	}
 	if err := res.err; err != nil {
@@ -147,7 +147,7 @@ func handleConfiguring(ctx context.Context, r *Reconciler, m *machine) outcome {
 	}
 	// The run reported the port done; drift reads check it every interval, one read of
 	// the whole switch for all its ports.
-	applied := &appliedConfig{target: t, ref: ref, spec: cfg}
+	applied := &appliedConfig{target: t, ref: ref, spec: cfg, native: nativeOf(cfg, parkingOf(m.sw, t.port))}
 	// The limit or the port's entry may have tightened while the run was on the switch.
 	if errs := r.heldFitsSpec(ctx, m.port, ref.Namespace, cfg); errs != nil {
 		o := outsideLimit(m, errs)
@@ -187,6 +187,11 @@ func handleActive(ctx context.Context, r *Reconciler, m *machine) outcome {
 		return reconfigure("configuration " + describe(ref) + " differs from what the port holds; reconfiguring in place")
 	}
 	t := m.entryTarget()
+	// A trunk without an untagged VLAN took the parking VLAN as native VLAN; moved, the old
+	// one may go to a tenant's limit.
+	if n := nativeOf(m.port.Status.Configuration, parkingOf(m.sw, t.port)); n != m.port.Status.NativeVLAN {
+		return reconfigure(fmt.Sprintf("the parking VLAN of port %s, native VLAN of its trunk, is %d now; reconfiguring in place", t.port, n))
+	}
 	if failed := meta.FindStatusCondition(m.port.Status.Conditions, ConditionFailed); failed != nil && failed.Reason == ReasonNotSaved {
 		return r.resave(ctx, m, t, ref, &c.Spec)
 	}
@@ -264,7 +269,7 @@ func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
 	if err != nil {
 		return outcome{next: cleaning, reason: ReasonNoCleanState, message: err.Error(), warn: true, retry: true}
 	}
-	clean := &appliedConfig{target: t, clean: cs.mode, ref: cs.ref, spec: cs.spec}
+	clean := &appliedConfig{target: t, clean: cs.mode, ref: cs.ref, spec: cs.spec, native: cs.native}
 	if !sameClean(m.port, cs) {
 		res, done, o := r.request(ctx, m, sw, cleaning, applyOp(switchdriver.Change{Port: t.port, Config: cs.spec, Parking: parkingOf(sw, t.port)}))
 		switch {

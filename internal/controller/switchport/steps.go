@@ -109,7 +109,8 @@ func (r *Reconciler) moved(ctx context.Context, m *machine, state networkv1alpha
 
 func sameClean(port *networkv1alpha1.SwitchPort, cs cleanState) bool {
 	st := port.Status
-	return st.Clean == cs.mode && equality.Semantic.DeepEqual(st.Configuration, cs.spec) && equality.Semantic.DeepEqual(st.ConfigurationRef, cs.ref)
+	return st.Clean == cs.mode && equality.Semantic.DeepEqual(st.Configuration, cs.spec) && equality.Semantic.DeepEqual(st.ConfigurationRef, cs.ref) &&
+		st.NativeVLAN == cs.native
 }
 
 // request returns the result of the port's request once a run has ended it. Until then it

@@ -96,7 +96,7 @@ func (d *Driver) applyCLI(ctx context.Context, dialect netcli.Dialect, changes [
 	vars["rackwire_head"], vars["rackwire_tail"], vars["rackwire_ports"] = nonNil(push.Head), nonNil(push.Tail), len(ports)
 	blocks := make([]map[string]any, len(push.Blocks))
 	for i, b := range push.Blocks {
-		blocks[i] = map[string]any{"port": b.Port, "lines": b.Lines}
+		blocks[i] = map[string]any{"port": b.Port, "head": nonNil(b.Head), "lines": b.Lines}
 	}
 	vars["rackwire_blocks"] = blocks
 	vars["ansible_command_timeout"] = commandTimeout(ctx, len(push.Lines(func(string) bool { return true })))

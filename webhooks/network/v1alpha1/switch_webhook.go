@@ -159,6 +159,12 @@ func (w SwitchWebhook) cleanPolicy(ctx context.Context, sw *networkv1alpha1.Swit
 	}
 	for _, c := range todo {
 		if v := c.policy.ParkingVLAN; v != nil {
+			// Every port no one configures is an untagged member of VLAN 1 on the network
+			// OSes, and junos keeps it in its own "default" object, refusing rackwire's.
+			if *v == defaultVLAN {
+				errs = append(errs, field.Invalid(c.path.Child("parkingVLAN"), *v,
+					"VLAN 1 is the switch's default VLAN, shared by every port that rackwire does not manage (and junos' own 'default' VLAN): park clean ports on an isolated VLAN of their own"))
+			}
 			for _, l := range limits.Items {
 				if allowed, err := vlan.Parse(string(l.Spec.VLANRange)); err == nil && allowed.Contains(int(*v)) {
 					errs = append(errs, field.Invalid(c.path.Child("parkingVLAN"), *v, fmt.Sprintf(
@@ -197,6 +203,9 @@ func (w SwitchWebhook) cleanPolicy(ctx context.Context, sw *networkv1alpha1.Swit
 	}
 	return errs, warns, nil
 }
+
+// defaultVLAN is the VLAN that the network OSes put every unconfigured port in.
+const defaultVLAN = 1
 
 // vlansOf is every VLAN a configuration puts on a port.
 func vlansOf(c *networkv1alpha1.SwitchPortConfigurationSpec) vlan.Set {

@@ -90,10 +90,24 @@ func (w ConfigurationWebhook) users(ctx context.Context, c *networkv1alpha1.Swit
 			out = append(out, "SwitchPort "+p.Namespace+"/"+p.Name)
 		}
 	}
+	provisions, err := w.provisioning(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	for _, sw := range provisions {
+		out = append(out, "Switch "+sw+" (its provisioning configuration)")
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// provisioning names the Switches that clean ports to the configuration.
+func (w ConfigurationWebhook) provisioning(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) ([]string, error) {
 	switches := &networkv1alpha1.SwitchList{}
 	if err := w.Reader.List(ctx, switches, client.InNamespace(c.Namespace)); err != nil {
 		return nil, err
 	}
+	var out []string
 	for i := range switches.Items {
 		sw := &switches.Items[i]
 		uses := switchport.CleanPolicyOf(sw, "").ProvisioningConfiguration == c.Name
@@ -101,11 +115,34 @@ func (w ConfigurationWebhook) users(ctx context.Context, c *networkv1alpha1.Swit
 			uses = uses || switchport.CleanPolicyOf(sw, e.Name).ProvisioningConfiguration == c.Name
 		}
 		if uses {
-			out = append(out, "Switch "+sw.Name+" (its provisioning configuration)")
+			out = append(out, sw.Name)
 		}
 	}
-	sort.Strings(out)
 	return out, nil
+}
+
+// isolated refuses a provisioning configuration whose VLANs a namespace's limit lets tenants
+// use. The Switch webhook checks the same when the Switch is written, but admits a Switch
+// whose configuration does not exist yet: created afterwards, it is checked here.
+func (w ConfigurationWebhook) isolated(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (field.ErrorList, error) {
+	provisions, err := w.provisioning(ctx, c)
+	if err != nil || len(provisions) == 0 {
+		return nil, err
+	}
+	limits := &networkv1alpha1.SwitchResourceLimitList{}
+	if err := w.Reader.List(ctx, limits); err != nil {
+		return nil, err
+	}
+	var errs field.ErrorList
+	held := vlansOf(&c.Spec)
+	for _, l := range limits.Items {
+		if allowed, err := vlan.Parse(string(l.Spec.VLANRange)); err == nil && allowed.Overlaps(held) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec"), fmt.Sprintf(
+				"configuration %s is the provisioning network of Switch %s, whose VLANs must be isolated, but namespace %s's SwitchResourceLimit (%s) lets its tenants use VLANs %s of them",
+				c.Name, strings.Join(provisions, ", "), l.Namespace, l.Spec.VLANRange, allowed.Intersect(held))))
+		}
+	}
+	return errs, nil
 }
 
 // ValidateDelete refuses to delete a configuration in use: deleted and created again under
@@ -137,9 +174,13 @@ func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.S
 	if len(errs) > 0 {
 		return nil, invalid(kindConfiguration, c.Name, errs)
 	}
+	errs, err := w.isolated(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	var warns admission.Warnings
 	limit := &networkv1alpha1.SwitchResourceLimit{}
-	err := w.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
+	err = w.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: networkv1alpha1.SwitchResourceLimitName}, limit)
 	switch {
 	case apierrors.IsNotFound(err):
 		// Infra teams apply limits and configurations together; the link is refused instead.
