@@ -104,7 +104,7 @@ cni-bins: ## Build the whereabouts CNI binary and node-slice controller, cnitool
 	@hack/cni-bins.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest bmo cni-bins kustomize ## Unit, envtest and end-to-end tests (test/deploy applies the kustomize output).
+test: manifests generate fmt vet envtest bmo capm3 cni-bins kustomize ## Unit, envtest and end-to-end tests (test/deploy applies the kustomize output; test/capm3 runs the CAPM3 manager).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench
