@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -46,29 +47,45 @@ import (
 	"github.com/rackwire/rackwire/internal/controlplane"
 )
 
-const release = "v0.3.1"
+const version = "v0.3.1"
 
-// repo runs `make release-manifests` into a clusterctl file repository,
-// {base}/ipam-rackwire/{version}/, and writes a clusterctl config file that names the provider
-// there and sets vars; it returns the config file.
+// releaseBase is the repository's directory, removed by TestMain.
+var releaseBase string
+
+// release runs `make release-manifests` once into a clusterctl file repository,
+// {base}/ipam-rackwire/{release}/, and returns the components file.
+var release = sync.OnceValues(func() (string, error) {
+	root, err := controlplane.RepoRoot(".")
+	if err != nil {
+		return "", err
+	}
+	base, err := os.MkdirTemp("", "rackwire-clusterctl-")
+	if err != nil {
+		return "", err
+	}
+	releaseBase = base
+	dir := filepath.Join(base, "ipam-rackwire", version)
+	make := exec.Command("make", "--no-print-directory", "-C", root, "release-manifests", "RELEASE_VERSION="+version, "RELEASE_DIR="+dir)
+	if out, err := make.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("make release-manifests: %w\n%s", err, out)
+	}
+	return filepath.Join(dir, "ipam-components.yaml"), nil
+})
+
+// repo writes a clusterctl config file that names the provider in the release repository
+// and sets vars; it returns the config file.
 func repo(t *testing.T, vars map[string]string) string {
 	t.Helper()
-	root, err := controlplane.RepoRoot(".")
+	components, err := release()
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := t.TempDir()
-	dir := filepath.Join(base, "ipam-rackwire", release)
-	make := exec.Command("make", "--no-print-directory", "-C", root, "release-manifests", "RELEASE_VERSION="+release, "RELEASE_DIR="+dir)
-	if out, err := make.CombinedOutput(); err != nil {
-		t.Fatalf("make release-manifests: %v\n%s", err, out)
-	}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "providers:\n- name: rackwire\n  type: IPAMProvider\n  url: file://%s\n", filepath.Join(dir, "ipam-components.yaml"))
+	fmt.Fprintf(&cfg, "providers:\n- name: rackwire\n  type: IPAMProvider\n  url: file://%s\n", components)
 	for k, v := range vars {
 		fmt.Fprintf(&cfg, "%s: %q\n", k, v)
 	}
-	path := filepath.Join(base, "clusterctl.yaml")
+	path := filepath.Join(t.TempDir(), "clusterctl.yaml")
 	if err := os.WriteFile(path, []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -106,13 +123,13 @@ func TestProviderAndVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := r.Metadata(release).Get(ctx)
+	md, err := r.Metadata(version).Get(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	series := md.GetReleaseSeriesForVersion(mustSemver(t, release))
+	series := md.GetReleaseSeriesForVersion(mustSemver(t, version))
 	if series == nil || series.Contract != "v1beta2" {
-		t.Fatalf("release series for %s: %+v, want contract v1beta2", release, series)
+		t.Fatalf("release series for %s: %+v, want contract v1beta2", version, series)
 	}
 
 	comps, err := c.GetProviderComponents(ctx, "rackwire", clusterctlv1.IPAMProviderType, clusterctl.ComponentsOptions{})
@@ -129,7 +146,7 @@ func TestProviderAndVariables(t *testing.T) {
 		t.Fatalf("target namespace %q, want rackwire-system", comps.TargetNamespace())
 	}
 	// The manager's Deployment and the CNI plugin's DaemonSet run the same image.
-	if imgs := slices.Compact(comps.Images()); !slices.Equal(imgs, []string{"ghcr.io/rackwire/rackwire:" + release}) {
+	if imgs := slices.Compact(comps.Images()); !slices.Equal(imgs, []string{"ghcr.io/rackwire/rackwire:" + version}) {
 		t.Fatalf("images %v", imgs)
 	}
 }

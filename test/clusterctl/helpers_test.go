@@ -22,18 +22,22 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/util/version"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	os.Exit(m.Run())
+	code := m.Run()
+	if releaseBase != "" {
+		_ = os.RemoveAll(releaseBase)
+	}
+	os.Exit(code)
 }
 
-func mustSemver(t *testing.T, v string) *version.Version {
+func mustSemver(t *testing.T, v string) *utilversion.Version {
 	t.Helper()
-	sv, err := version.ParseSemantic(v)
+	sv, err := utilversion.ParseSemantic(v)
 	if err != nil {
 		t.Fatal(err)
 	}
