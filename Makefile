@@ -71,6 +71,14 @@ bmo-crds: ## Copy BMO's CRDs from its module into test/crds.
 bmo: ## Build the BMO manager the host-link tests run (once; reused afterwards).
 	@BMO_VERSION=$(BMO_VERSION:v%=%) hack/bmo-bin.sh >/dev/null
 
+# CAPM3's manager, which test/capm3 runs against rackwire; built in a module of its own, since it
+# pins its own Cluster API (1.13.x).
+CAPM3_VERSION ?= v1.13.2
+
+.PHONY: capm3
+capm3: ## Build the CAPM3 manager and copy its and Cluster API's CRDs into bin/capm3/ (once; reused afterwards).
+	@CAPM3_VERSION=$(CAPM3_VERSION:v%=%) hack/capm3-bin.sh >/dev/null
+
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
@@ -96,7 +104,7 @@ cni-bins: ## Build the whereabouts CNI binary and node-slice controller, cnitool
 	@hack/cni-bins.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest bmo cni-bins kustomize ## Unit, envtest and end-to-end tests (test/deploy applies the kustomize output).
+test: manifests generate fmt vet envtest bmo capm3 cni-bins kustomize ## Unit, envtest and end-to-end tests (test/deploy applies the kustomize output; test/capm3 runs the CAPM3 manager).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench
@@ -135,6 +143,15 @@ image-check: ## Run the Dockerfile's builder-stage commands without a Docker eng
 .PHONY: docker-push
 docker-push: ## Push the manager image.
 	docker push $(IMG)
+
+##@ Release
+
+RELEASE_VERSION ?= v0.1.0
+RELEASE_DIR ?= out
+
+.PHONY: release-manifests
+release-manifests: manifests kustomize ## Write clusterctl's artifacts for the IPAM provider into RELEASE_DIR: ipam-components.yaml and metadata.yaml.
+	VERSION=$(RELEASE_VERSION) KUSTOMIZE=$(KUSTOMIZE) hack/release-manifests.sh $(RELEASE_DIR)
 
 ##@ Deployment
 

@@ -29,6 +29,9 @@ import (
 	"path/filepath"
 	"syscall"
 
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/rackwire/rackwire/internal/controlplane"
 	"github.com/rackwire/rackwire/internal/devenv"
 )
@@ -40,6 +43,9 @@ func main() {
 	lab := flag.Bool("switch-lab", true, "Start the switch lab (root only) and point the sample AnsibleSwitch at it.")
 	bmo := flag.Bool("bmo", false, "Run the Bare Metal Operator in test mode with a BareMetalHost wired to the lab switch (config/samples/bmo).")
 	flag.Parse()
+	// Whatever controller-runtime itself logs (envtest, the client) goes to stderr as lines:
+	// left unset, its logger answers the first message with a stack trace.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 
 	if err := run(*dir, *manager, *samples, *lab, *bmo); err != nil {
 		fmt.Fprintln(os.Stderr, "devenv:", err)

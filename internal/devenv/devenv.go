@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/rackwire/rackwire/internal/controlplane"
-	"github.com/rackwire/rackwire/internal/scheme"
 	"github.com/rackwire/rackwire/internal/switchlab"
 )
 
@@ -133,7 +132,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err := e.procs.recordChildren(); err != nil {
 		return nil, err
 	}
-	if e.Client, err = client.New(e.Config, client.Options{Scheme: scheme.New()}); err != nil {
+	if e.Client, err = newClient(e.Config, opts.Log); err != nil {
 		return nil, err
 	}
 

@@ -81,15 +81,21 @@ var _ = Describe("make dev", Ordered, func() {
 		first *devenv.Env
 	)
 
+	// Every spec reads the environment this starts, so that each runs alone under a focus.
 	BeforeAll(func() {
 		dir = GinkgoT().TempDir()
-	})
-
-	It("brings up the control plane, a ready manager and the samples", func() {
 		var err error
 		first, err = devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: true, Log: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
+	})
+	// The crash spec takes first's processes over and stops them; otherwise they stop here.
+	AfterAll(func() {
+		if first != nil {
+			Expect(first.Stop()).To(Succeed())
+		}
+	})
 
+	It("brings up the control plane, a ready manager and the samples", func() {
 		admin := clientFor(first.Kubeconfig)
 		pool := &ipamv1alpha1.IPPool{}
 		Expect(admin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "pool-1"}, pool)).To(Succeed())
@@ -132,12 +138,13 @@ var _ = Describe("make dev", Ordered, func() {
 		Expect(mgr.Create(ctx, event)).To(Succeed())
 	})
 
-	It("comes up again over the leftovers of a run that crashed", func() {
+	It("comes up again over the leftovers of a run that crashed, and stops the manager with SIGTERM", func() {
 		leftovers := recordedPIDs(dir)
 		// Starting over without stopping the first run is what a crash leaves behind: its
 		// processes, its process record and its state directory.
 		second, err := devenv.Start(ctx, devenv.Options{Root: root, Dir: dir, Manager: manager, Samples: true, Log: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
+		first = nil
 		for _, pid := range leftovers {
 			Expect(running(pid)).To(BeFalse(), "pid %d of the crashed run", pid)
 		}
@@ -151,11 +158,9 @@ var _ = Describe("make dev", Ordered, func() {
 			Expect(running(pid)).To(BeFalse(), "pid %d after Stop", pid)
 		}
 		Expect(recordedPIDs(dir)).To(BeEmpty())
-	})
 
-	It("stops the manager with SIGTERM so it shuts down cleanly", func() {
-		// Stop above succeeded only if the manager exited on its own after SIGTERM; this
-		// checks its log says so rather than being cut off.
+		// Stop succeeded only if the manager exited on its own after SIGTERM; its log says
+		// so rather than being cut off.
 		log, err := os.ReadFile(filepath.Join(dir, "manager.log"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(log)).To(ContainSubstring("Stopping and waiting for"))
