@@ -97,6 +97,24 @@ spec:
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `), 0o600)).To(Succeed())
+	// CAPI's Cluster, as clusterctl installs it, unless the control plane's CRDs have it.
+	if _, err := os.Stat(filepath.Join(src, "cluster.x-k8s.io_clusters.yaml")); os.IsNotExist(err) {
+		Expect(os.WriteFile(filepath.Join(dir, "cluster.x-k8s.io_clusters.yaml"), []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusters.cluster.x-k8s.io
+spec:
+  group: cluster.x-k8s.io
+  names: {kind: Cluster, listKind: ClusterList, plural: clusters, singular: cluster}
+  scope: Namespaced
+  versions:
+  - name: v1beta2
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`), 0o600)).To(Succeed())
+	}
 	return dir
 }
 
