@@ -104,3 +104,21 @@ func (r *Reconciler) dropRecord(ctx context.Context, p *networkv1alpha1.SwitchPo
 	delete(p.Annotations, networkv1alpha1.AnnotationPortHolder)
 	return r.Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
+
+func holderKeys(o client.Object) []string {
+	if h, ok := parseHolder(o.GetAnnotations()[networkv1alpha1.AnnotationPortHolder]); ok {
+		return []string{string(h.uid)}
+	}
+	return nil
+}
+
+// recordedPorts are the SwitchPorts that name the HostLink as their holder: a port is linked
+// and named in one write, so a port the manager drove is found here even when it died before
+// the HostLink's status said so.
+func recordedPorts(ctx context.Context, c client.Reader, link *networkv1alpha1.HostLink) ([]networkv1alpha1.SwitchPort, error) {
+	ports := &networkv1alpha1.SwitchPortList{}
+	if err := c.List(ctx, ports, client.MatchingFields{IndexPortHolder: string(link.UID)}); err != nil {
+		return nil, err
+	}
+	return ports.Items, nil
+}

@@ -451,6 +451,27 @@ func (r *Reconciler) release(ctx context.Context, link *networkv1alpha1.HostLink
 			return err
 		}
 		r.Recorder.Eventf(link, p, corev1.EventTypeNormal, "PortReleased", "Clean", "SwitchPort %s is no longer wired to the host; it is cleaned", key)
+		still[key] = true // released: the cache may still show its holder record
+	}
+	// Ports taken for the host that its status does not name: the manager stopped between
+	// driving them and writing the status.
+	recorded, err := recordedPorts(ctx, r, link)
+	if err != nil {
+		return err
+	}
+	for i := range recorded {
+		p := &recorded[i]
+		key := client.ObjectKeyFromObject(p)
+		if still[key] || !holdsRecord(p, link) {
+			continue
+		}
+		base := p.DeepCopy()
+		p.Spec.Configuration = nil
+		delete(p.Annotations, networkv1alpha1.AnnotationPortHolder)
+		if err := r.Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(link, p, corev1.EventTypeNormal, "PortReleased", "Clean", "SwitchPort %s names the host as its holder but is no longer wired to it; it is cleaned", key)
 	}
 	return nil
 }

@@ -40,6 +40,8 @@ import (
 const (
 	// IndexLinkedPort keys HostLinks by the SwitchPorts in their status.
 	IndexLinkedPort = "rackwire.linkedPort"
+	// IndexPortHolder keys SwitchPorts by the UID of the HostLink their holder record names.
+	IndexPortHolder = "rackwire.portHolder"
 	// IndexConsumer keys BareMetalHosts by their consumer, "namespace/name".
 	IndexConsumer = "rackwire.consumer"
 )
@@ -83,6 +85,9 @@ func Setup(mgr ctrl.Manager) error {
 		return err
 	}
 	if err := idx.IndexField(ctx, &networkv1alpha1.HostLink{}, IndexEntryPort, entryPortKeys); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &networkv1alpha1.SwitchPort{}, IndexPortHolder, holderKeys); err != nil {
 		return err
 	}
 	if err := idx.IndexField(ctx, &metal3v1alpha1.BareMetalHost{}, IndexConsumer, consumerKeys); err != nil {
