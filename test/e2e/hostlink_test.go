@@ -475,4 +475,49 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host7"}})).To(Succeed())
 		Expect(tag("p1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
 	})
+	It("pauses a provisioned host before BMO sees it deleted, and deprovisions it on the provisioning VLAN", func() {
+		// host7's HostLink went with the last spec: rack1-p1 is free.
+		Expect(k8s.Create(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host8"},
+			Spec: networkv1alpha1.HostLinkSpec{Ports: []networkv1alpha1.HostPort{
+				{MAC: nic1, Port: networkv1alpha1.ObjectRef{Name: "rack1-p1"}, ProvisioningConfiguration: &networkv1alpha1.ObjectRef{Name: "prov"}},
+			}}})).To(Succeed())
+		machine("m8", "host8", `[{"configurationRef":{"name":"web"},"nicHint":{"mac":"`+nic1+`"}}]`)
+		newHost("host8")
+		Eventually(hostState("host8"), slow).Should(Equal(string(metal3v1alpha1.StateAvailable)))
+		provision("host8", "m8")
+		Eventually(hostState("host8"), slow).Should(Equal(string(metal3v1alpha1.StateProvisioned)))
+		Eventually(linkStatus("host8"), slow).Should(Equal("tenant 1/1 PortsReady held=false"))
+		Expect(tag("p1")()).To(Equal("201"))
+		Expect(getHost("host8").Finalizers).To(ContainElement(metal3v1alpha1.BareMetalHostFinalizer))
+
+		wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: k8s.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		w, err := wc.Watch(ctx, &metal3v1alpha1.BareMetalHostList{}, client.InNamespace(infra),
+			client.MatchingFields{"metadata.name": "host8"})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+		stop := watchHost("host8", "p1")
+
+		By("deleting the provisioned host: the first version BMO sees deleted is paused")
+		Expect(k8s.Delete(ctx, getHost("host8"))).To(Succeed())
+		var first *metal3v1alpha1.BareMetalHost
+		Eventually(func() bool {
+			select {
+			case ev := <-w.ResultChan():
+				if o, ok := ev.Object.(*metal3v1alpha1.BareMetalHost); ok && !o.DeletionTimestamp.IsZero() {
+					first = o
+				}
+			default:
+			}
+			return first != nil
+		}, slow).Should(BeTrue())
+		Expect(first.Annotations).To(HaveKeyWithValue(metal3v1alpha1.PausedAnnotation, networkv1alpha1.PausedByRackwire),
+			"BMO saw the provisioned host deleted unpaused: it may deprovision while the port carries the tenant's VLAN")
+
+		By("rackwire moves the port to the provisioning VLAN, lets BMO deprovision, then cleans the port")
+		Eventually(hostState("host8"), slow).Should(Equal("gone"))
+		Expect(stop()).To(BeEmpty())
+		Expect(tag("p1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
+		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host8"}})).To(Succeed())
+	})
 })

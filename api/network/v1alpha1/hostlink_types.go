@@ -257,6 +257,12 @@ const (
 	// that cannot get there (a failed switch): the way out after reading the Held condition.
 	// A deleted host goes after one cleaning attempt; its ports are recorded as unknown.
 	AnnotationReleaseHost = "rackwire.metal3.io/release-host"
+	// AnnotationPortHolder on a SwitchPort records the HostLink that took the port for its
+	// host, "<namespace>/<name>/<uid>/<source>". The host-link controller writes it with the
+	// SwitchPort's resourceVersion as a precondition before it drives the port, so two hosts
+	// claiming one port at once cannot both drive it: the second write fails and its host
+	// finds the port taken. It goes when the holder's clean ends or the holder releases it.
+	AnnotationPortHolder = "rackwire.metal3.io/held-by"
 	// LabelWired marks the BareMetalHosts rackwire wires: the host webhook fails closed for
 	// them (config/webhook/host.yaml), so a wired host cannot change the network it needs
 	// while the manager is down.

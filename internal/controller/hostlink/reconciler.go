@@ -307,6 +307,17 @@ func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
 	if err != nil {
 		return err
 	}
+	p := &networkv1alpha1.SwitchPort{}
+	err = r.Get(ctx, w.port, p)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	found := err == nil
+	if other == nil && found {
+		if other, err = recordedHolder(ctx, r, v.link, p, mine); err != nil {
+			return err
+		}
+	}
 	if other != nil {
 		st := networkv1alpha1.HostPortStatus{NIC: w.nic, MAC: w.mac, Source: w.source, SwitchPort: ref, Carries: "taken",
 			HeldBy: &networkv1alpha1.ObjectRef{Kind: "HostLink", Namespace: other.Namespace, Name: other.Name}}
@@ -337,24 +348,26 @@ func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
 	}
 	since := metav1.NewTime(mine.since)
 	st := networkv1alpha1.HostPortStatus{NIC: w.nic, MAC: w.mac, Source: w.source, SwitchPort: ref, Want: want, Since: &since}
-	p := &networkv1alpha1.SwitchPort{}
-	err = r.Get(ctx, w.port, p)
 	switch {
-	case apierrors.IsNotFound(err) && clean:
+	case !found && clean:
 		st.Carries, st.Ready, st.Since = "gone", true, nil
 		st.Message = fmt.Sprintf("SwitchPort %s does not exist: nothing is left to clean, it counts as released", w.port)
 		v.ready++
-	case apierrors.IsNotFound(err):
+	case !found:
 		st.Carries, st.Message = "missing", fmt.Sprintf("SwitchPort %s does not exist", w.port)
 		v.failed = append(v.failed, st.Message)
-	case err != nil:
-		return err
 	default:
 		tried := true
-		if !sameRef(p.Spec.Configuration, want, p.Namespace) {
+		// A host takes a port (records itself as holder) only to drive it somewhere; cleaning
+		// unlinks without taking. The precondition makes the take atomic (see holder.go).
+		take := !clean && !holdsRecord(p, v.link)
+		if take || !sameRef(p.Spec.Configuration, want, p.Namespace) {
 			base := p.DeepCopy()
 			p.Spec.Configuration = want
-			if err := r.Patch(ctx, p, client.MergeFrom(base)); err != nil {
+			if take {
+				metav1.SetMetaDataAnnotation(&p.ObjectMeta, networkv1alpha1.AnnotationPortHolder, holderValue(v.link, w.source))
+			}
+			if err := r.Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 				if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 					return err
 				}
@@ -378,6 +391,9 @@ func (r *Reconciler) drive(ctx context.Context, v *view, w wired) error {
 			v.ready++
 			if clean {
 				st.Since = nil // clean, the port is free for another host
+				if err := r.dropRecord(ctx, p, v.link); err != nil {
+					return err
+				}
 			}
 		case clean && tried && (failed != "" || p.Status.ObservedGeneration == p.Generation):
 			msg := st.Message
@@ -428,10 +444,34 @@ func (r *Reconciler) release(ctx context.Context, link *networkv1alpha1.HostLink
 		}
 		base := p.DeepCopy()
 		p.Spec.Configuration = nil
-		if err := r.Patch(ctx, p, client.MergeFrom(base)); err != nil {
+		if holdsRecord(p, link) {
+			delete(p.Annotations, networkv1alpha1.AnnotationPortHolder)
+		}
+		if err := r.Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
 		r.Recorder.Eventf(link, p, corev1.EventTypeNormal, "PortReleased", "Clean", "SwitchPort %s is no longer wired to the host; it is cleaned", key)
+		still[key] = true // released: the cache may still show its holder record
+	}
+	// Ports taken for the host that its status does not name: the manager stopped between
+	// driving them and writing the status.
+	recorded, err := recordedPorts(ctx, r, link)
+	if err != nil {
+		return err
+	}
+	for i := range recorded {
+		p := &recorded[i]
+		key := client.ObjectKeyFromObject(p)
+		if still[key] || !holdsRecord(p, link) {
+			continue
+		}
+		base := p.DeepCopy()
+		p.Spec.Configuration = nil
+		delete(p.Annotations, networkv1alpha1.AnnotationPortHolder)
+		if err := r.Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(link, p, corev1.EventTypeNormal, "PortReleased", "Clean", "SwitchPort %s names the host as its holder but is no longer wired to it; it is cleaned", key)
 	}
 	return nil
 }

@@ -40,6 +40,8 @@ import (
 const (
 	// IndexLinkedPort keys HostLinks by the SwitchPorts in their status.
 	IndexLinkedPort = "rackwire.linkedPort"
+	// IndexPortHolder keys SwitchPorts by the UID of the HostLink their holder record names.
+	IndexPortHolder = "rackwire.portHolder"
 	// IndexConsumer keys BareMetalHosts by their consumer, "namespace/name".
 	IndexConsumer = "rackwire.consumer"
 )
@@ -85,6 +87,9 @@ func Setup(mgr ctrl.Manager) error {
 	if err := idx.IndexField(ctx, &networkv1alpha1.HostLink{}, IndexEntryPort, entryPortKeys); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, &networkv1alpha1.SwitchPort{}, IndexPortHolder, holderKeys); err != nil {
+		return err
+	}
 	if err := idx.IndexField(ctx, &metal3v1alpha1.BareMetalHost{}, IndexConsumer, consumerKeys); err != nil {
 		return err
 	}
@@ -116,8 +121,38 @@ func Setup(mgr ctrl.Manager) error {
 		b = b.Watches(m, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return hostsBy(ctx, c, &metal3v1alpha1.BareMetalHostList{}, IndexConsumer, o)
 		}))
+		// clusterctl move pauses the Cluster: its hosts' holds are neither taken nor lifted
+		// meanwhile, and an unpause must let them go at once, not at the next recheck.
+		for _, v := range clusterVersions {
+			gvk := schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: v, Kind: "Cluster"}
+			if !servedKind(mgr.GetRESTMapper(), gvk) {
+				continue
+			}
+			cl := &unstructured.Unstructured{}
+			cl.SetGroupVersionKind(gvk)
+			b = b.Watches(cl, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+				return clusterHosts(ctx, c, o)
+			}))
+			break
+		}
 	}
 	return b.Complete(r)
+}
+
+// clusterHosts are the hosts consumed by the Cluster's Metal3Machines (CAPI labels them with
+// the Cluster's name).
+func clusterHosts(ctx context.Context, c client.Reader, cluster client.Object) []reconcile.Request {
+	machines := &unstructured.UnstructuredList{}
+	machines.SetGroupVersionKind(Metal3MachineGVK.GroupVersion().WithKind(Metal3MachineGVK.Kind + "List"))
+	if err := c.List(ctx, machines, client.InNamespace(cluster.GetNamespace()),
+		client.MatchingLabels{capiClusterNameLabel: cluster.GetName()}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range machines.Items {
+		out = append(out, hostsBy(ctx, c, &metal3v1alpha1.BareMetalHostList{}, IndexConsumer, &machines.Items[i])...)
+	}
+	return out
 }
 
 // servedKind says whether the cluster serves a kind of another project (CAPM3's Metal3Machine,

@@ -28,8 +28,10 @@ import (
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -97,6 +99,24 @@ spec:
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `), 0o600)).To(Succeed())
+	// CAPI's Cluster, as clusterctl installs it, unless the control plane's CRDs have it.
+	if _, err := os.Stat(filepath.Join(src, "cluster.x-k8s.io_clusters.yaml")); os.IsNotExist(err) {
+		Expect(os.WriteFile(filepath.Join(dir, "cluster.x-k8s.io_clusters.yaml"), []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusters.cluster.x-k8s.io
+spec:
+  group: cluster.x-k8s.io
+  names: {kind: Cluster, listKind: ClusterList, plural: clusters, singular: cluster}
+  scope: Namespaced
+  versions:
+  - name: v1beta2
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`), 0o600)).To(Succeed())
+	}
 	return dir
 }
 
@@ -118,17 +138,24 @@ var _ = BeforeSuite(func() {
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme.New()})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgr, err := ctrl.NewManager(cfg, controlplane.ManagerOptions(testEnv))
-	Expect(err).NotTo(HaveOccurred())
-	Expect(switches.SetupWith(mgr, switchport.Options{
+	startManager()
+})
+
+// startManager starts the manager (again, after a spec stopped it to play a crash).
+func startManager() {
+	opts := controlplane.ManagerOptions(testEnv)
+	opts.Controller = ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(1, switches.SetupWith(mgr, switchport.Options{
 		Drivers: drivers.Factory, Window: 100 * time.Millisecond, DriverTimeout: 3 * time.Second,
 		DriftInterval: time.Minute, RetryBase: 200 * time.Millisecond, RetryMax: 2 * time.Second,
 	})).To(Succeed())
-	Expect(hostlink.Setup(mgr)).To(Succeed())
-	Expect(networkwebhooks.Setup(mgr)).To(Succeed())
+	ExpectWithOffset(1, hostlink.Setup(mgr)).To(Succeed())
+	ExpectWithOffset(1, networkwebhooks.Setup(mgr)).To(Succeed())
 	stopMgr, err = controlplane.Run(ctx, mgr, testEnv)
-	Expect(err).NotTo(HaveOccurred())
-})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+}
 
 var _ = AfterSuite(func() {
 	if stopMgr != nil {

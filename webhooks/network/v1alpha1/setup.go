@@ -59,6 +59,8 @@ func Setup(mgr ctrl.Manager) error {
 	}
 	mgr.GetWebhookServer().Register("/mutate-metal3-io-v1alpha1-baremetalhost",
 		&webhook.Admission{Handler: HostHoldWebhook{Reader: r, Decoder: admission.NewDecoder(mgr.GetScheme())}})
+	mgr.GetWebhookServer().Register("/validate-metal3-io-v1alpha1-baremetalhost-delete",
+		&webhook.Admission{Handler: HostDeleteWebhook{Reader: r, Writer: mgr.GetClient(), Decoder: admission.NewDecoder(mgr.GetScheme())}})
 	for _, err := range hooks {
 		if err != nil {
 			return err
