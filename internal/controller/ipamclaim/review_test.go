@@ -108,6 +108,34 @@ var _ = Describe("Review of the persistent-IP path", func() {
 		Expect(k8s.Delete(ctx, vmi)).To(Succeed())
 	})
 
+	It("refuses a hand-made pod posing as a VM's launcher pod the VM's claim", func() {
+		createNAD("posed", "posed-net", true, `"range":"10.10.36.0/24"`)
+		vm := createVM("vm-posed", vmNet{"ps", "posed"})
+		Expect(allocatedIPs("vm-posed.ps")).To(Equal([]string{"10.10.36.1/24"}))
+
+		By("a pod with the launcher's label and annotations while the VM is stopped (no VMI)")
+		vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: vm.Name, Namespace: vmNS},
+			Spec: vm.Spec.Template.Spec}
+		posing := launcherPod(vmi)
+		posing.OwnerReferences = nil
+		Expect(k8s.Create(ctx, posing)).To(MatchError(ContainSubstring("not found")))
+
+		By("the same pod while the VM runs: the VMI is not its controller")
+		vmi = startVMI(vm)
+		posing = launcherPod(vmi)
+		posing.OwnerReferences = nil
+		Expect(k8s.Create(ctx, posing)).To(MatchError(ContainSubstring("is not controlled by VirtualMachineInstance vm-posed")))
+		posing = launcherPod(vmi)
+		posing.OwnerReferences[0].UID = "uid-of-nothing"
+		Expect(k8s.Create(ctx, posing)).To(MatchError(ContainSubstring("is not controlled by VirtualMachineInstance vm-posed")))
+
+		By("the VMI's own launcher pod")
+		pod := launcherPod(vmi)
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		Expect(claimRefs(pod)).To(Equal(map[string]string{"posed": "vm-posed.ps"}))
+		Expect(k8s.Delete(ctx, vmi)).To(Succeed())
+	})
+
 	It("leaves alone another plugin's claim whose network name a rackwire NAD elsewhere also uses", func() {
 		createNAD("cyan-rw", "cyan-net", true, `"range":"10.10.41.0/24"`)
 		// OVN-Kubernetes' NAD of the VM's network, and the claim kubevirt/ipam-extensions makes
