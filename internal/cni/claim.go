@@ -293,7 +293,13 @@ func (c *call) takenFromClaim(ctx context.Context, name string, a netip.Addr) er
 // collector deletes it, and rackwire then releases the address under the running pod.
 func (c *call) sameVM(ctx context.Context, claim *ipamclaims.IPAMClaim, sel selection) error {
 	ref := metav1.GetControllerOf(claim)
-	if sel.vmiUID == "" || ref == nil || string(ref.UID) == sel.vmiUID {
+	if sel.vm != "" && sel.vmiUID == "" {
+		// A label and an annotation anyone may write: virt-controller makes the VMI the
+		// launcher pod's controller, and that VMI's UID is what the claim's owner chain checks.
+		return fmt.Errorf("pod %s: no VirtualMachineInstance controls it: only VMI %s's launcher pods take IPAMClaim %s's addresses",
+			c.podRef(), sel.vm, claim.Name)
+	}
+	if ref == nil || string(ref.UID) == sel.vmiUID {
 		return nil
 	}
 	vmi := &metav1.PartialObjectMetadata{}

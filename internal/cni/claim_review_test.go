@@ -111,3 +111,39 @@ func TestClaimAddressHeldByAPod(t *testing.T) {
 		t.Errorf("launcher pod of VM vmk got %v, which pod tenant/web-1's reservation holds", addrs(res))
 	}
 }
+
+// TestHandMadeLauncherPod: a label and an annotation make no launcher pod. Anyone who may
+// create pods beside a VM can write kubevirt.io=virt-launcher and kubevirt.io/domain=<vm>;
+// with the launcher-pod webhook down (it fails open) the plugin finds the VM's claim itself,
+// and such a pod must not get the VM's address: only a pod the VM's VMI controls, the VMI
+// the VM (the claim's controller) controls.
+func TestHandMadeLauncherPod(t *testing.T) {
+	t.Setenv("NODENAME", "node-h")
+	ctx := context.Background()
+	conf := netConf("1.1.0", "handnet", `"range":"10.81.3.0/24"`, `"allowPersistentIPs":true`)
+	claimWithIPs(t, "vmh", "tenant/hnad", "vmh.hnet", "handnet", "10.81.3.50/24")
+	vmi := vmiOf(t, "vmh")
+	for name, owners := range map[string][]metav1.OwnerReference{
+		"posing-no-owner": nil,
+		"posing-other-vmi": {{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance", Name: "vmh",
+			UID: "uid-of-nothing", Controller: ptr.To(true)}},
+	} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "tenant",
+			Labels: map[string]string{"kubevirt.io": "virt-launcher"},
+			Annotations: map[string]string{"kubevirt.io/domain": "vmh",
+				"k8s.v1.cni.cncf.io/networks": `[{"name":"hnad","namespace":"tenant","interface":"net1"}]`},
+			OwnerReferences: owners},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "virt-launcher"}}}}
+		if err := k8s.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := attachment{conf: conf, container: "c-" + name, ifName: "net1", pod: name}.add()
+		if err == nil {
+			t.Errorf("pod %s, not controlled by VMI vmh (UID %s), got %v from VM vmh's IPAMClaim vmh.hnet", name, vmi.UID, addrs(res))
+		}
+	}
+	launcher(t, "vmh", "virt-launcher-vmh", `[{"name":"hnad","namespace":"tenant","interface":"net1"}]`)
+	if got := addrs(attachment{conf: conf, container: "c-vmh", ifName: "net1", pod: "virt-launcher-vmh"}.mustAdd(t)); len(got) != 1 || got[0] != "10.81.3.50/24" {
+		t.Errorf("VMI vmh's launcher pod got %v, want its claim's 10.81.3.50/24", got)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
@@ -42,10 +43,32 @@ func launcher(t *testing.T, vm, name, elements string) {
 	if vm != "" {
 		pod.Labels = map[string]string{"kubevirt.io": "virt-launcher"}
 		pod.Annotations["kubevirt.io/domain"] = vm
+		// As virt-controller makes it: controlled by the VM's VMI, which the VM controls
+		// (the VM's UID is the one claimWithIPs gives the VM's claims).
+		vmi := vmiOf(t, vm)
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance", Name: vm,
+			UID: vmi.UID, Controller: ptr.To(true)}}
 	}
 	if err := k8s.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// vmiOf is VM vm's VMI, created controlled by the VM (UID "uid-<vm>") unless it exists.
+func vmiOf(t *testing.T, vm string) *virtv1.VirtualMachineInstance {
+	t.Helper()
+	ctx := context.Background()
+	vmi := &virtv1.VirtualMachineInstance{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: "tenant", Name: vm}, vmi); err == nil {
+		return vmi
+	}
+	vmi = &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: vm, Namespace: "tenant",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: vm,
+			UID: types.UID("uid-" + vm), Controller: ptr.To(true)}}}}
+	if err := k8s.Create(ctx, vmi); err != nil {
+		t.Fatal(err)
+	}
+	return vmi
 }
 
 // claimWithIPs creates the claim rackwire's VM controller makes for VM vm on NAD nad

@@ -155,6 +155,42 @@ func (sc *scope) unmark(a netip.Addr) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	delete(sc.picked, a)
+	sc.free = nil // the address is free again: the next pick rebuilds
+}
+
+// freePool is a range's pool with a view's held addresses and the scope's picks reserved;
+// every pick from it is reserved in it too. Picks forgotten since stay reserved in it until
+// the next view: a released address is free again only once its reservation's deletion
+// drops the views anyway.
+type freePool struct {
+	view *heldView
+	pool *ipalloc.Pool
+}
+
+func anyView(m map[string]*freePool) *heldView {
+	for _, f := range m {
+		return f.view
+	}
+	return nil
+}
+
+// fill reserves in pool every address the view holds and every pick, and forgets the
+// addresses found taken that the view now shows: once the cache shows the holder, the cache
+// holds it (and frees it when the holder lets go). Called with sc.mu held.
+func (sc *scope) fill(pool *ipalloc.Pool, s seen) {
+	heldSet := make(map[netip.Addr]struct{}, len(s.held))
+	for _, a := range s.held {
+		heldSet[a] = struct{}{}
+		_ = pool.Reserve(a) // addresses of other ranges or already reserved: nothing to do
+	}
+	for a, c := range sc.picked {
+		_ = pool.Reserve(a)
+		if c == "" {
+			if _, seen := heldSet[a]; seen {
+				delete(sc.picked, a)
+			}
+		}
+	}
 }
 
 // pick returns the claim's unsettled pick in range i if it has one, else the lowest address
@@ -175,22 +211,20 @@ func pick(sc *scope, n cniconf.Network, i int, ref string, s seen) (netip.Addr, 
 			return a, nil
 		}
 	}
-	heldSet := make(map[netip.Addr]struct{}, len(s.held))
-	for _, a := range s.held {
-		heldSet[a] = struct{}{}
-		_ = pool.Reserve(a) // addresses of other ranges or already reserved: nothing to do
-	}
-	for a, c := range sc.picked {
-		_ = pool.Reserve(a)
-		if c == "" {
-			// Found taken: once the cache shows the holder, the cache holds it (and frees
-			// it when the holder lets go).
-			if _, seen := heldSet[a]; seen {
-				delete(sc.picked, a)
-			}
+	// The pool minus the view's held addresses and the picks is built once per view and
+	// range, then each pick takes from it: built per pick under the scope's lock, a burst of
+	// n claims cost n² reservations in a row, the one serial stretch of the allocator.
+	key := fmt.Sprint(n.Ranges[i], n.Gateway)
+	free := sc.free[key]
+	if free == nil || free.view != s.view || s.view == nil {
+		sc.fill(pool, s)
+		free = &freePool{view: s.view, pool: pool}
+		if sc.free == nil || (len(sc.free) > 0 && anyView(sc.free) != s.view) {
+			sc.free = map[string]*freePool{}
 		}
+		sc.free[key] = free
 	}
-	a, err := pool.Allocate(ipalloc.Sequential)
+	a, err := free.pool.Allocate(ipalloc.Sequential)
 	if errors.Is(err, ipalloc.ErrExhausted) {
 		return a, errExhausted{rangeIndex: i}
 	}

@@ -168,7 +168,13 @@ func (r *ClaimReconciler) keep(ctx context.Context, claim *ipamclaimsv1alpha1.IP
 		// One cached read per address: a reconcile of an allocated claim (every status
 		// write brings one) must not cost a read of the whole network.
 		var o nodeslicev1alpha1.OverlappingRangeIPReservation
-		err = r.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: cniconf.ReservationName(n.NetworkName, p.Addr().Unmap())}, &o)
+		key := client.ObjectKey{Namespace: r.Namespace, Name: cniconf.ReservationName(n.NetworkName, p.Addr().Unmap())}
+		err = r.Get(ctx, key, &o)
+		if apierrors.IsNotFound(err) {
+			// The status write that wakes this reconcile can reach the cache before the
+			// reservation it follows: a live read, not a create that answers AlreadyExists.
+			err = r.Live.Get(ctx, key, &o)
+		}
 		if err == nil && holdsFor(&o, claim) {
 			continue
 		}

@@ -268,6 +268,6 @@ var _ = Describe("A VM on a persistent network", func() {
 			},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "virt-launcher"}}},
 		}
-		Expect(k8s.Create(ctx, pod)).To(MatchError(ContainSubstring("reading VMI vms/ghost of the launcher pod")))
+		Expect(k8s.Create(ctx, pod)).To(MatchError(ContainSubstring("VirtualMachineInstance vms/ghost not found")))
 	})
 })

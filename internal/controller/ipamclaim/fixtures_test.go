@@ -121,6 +121,8 @@ func launcherPod(vmi *virtv1.VirtualMachineInstance) *corev1.Pod {
 			GenerateName: "virt-launcher-" + vmi.Name + "-", Namespace: vmi.Namespace,
 			Labels:      map[string]string{"kubevirt.io": "virt-launcher", ipamclaim.VMLabel: vmi.Name},
 			Annotations: map[string]string{"kubevirt.io/domain": vmi.Name, nadv1.NetworkAttachmentAnnot: string(nets)},
+			// virt-controller makes its VMI the pod's controller.
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(vmi, virtv1.VirtualMachineInstanceGroupVersionKind)},
 		},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "compute", Image: "virt-launcher"}}},
 	}

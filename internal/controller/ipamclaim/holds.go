@@ -44,6 +44,7 @@ type picks struct {
 type scope struct {
 	mu     sync.Mutex
 	picked map[netip.Addr]string // address -> claim key ("" taken by someone else)
+	free   map[string]*freePool  // by range, all of one view
 }
 
 func newPicks() *picks { return &picks{scopes: map[string]*scope{}} }
@@ -97,6 +98,8 @@ func (p *picks) forget(claim string) {
 type seen struct {
 	held []netip.Addr
 	mine []netip.Addr
+	// view is the read held and mine come from: picks from one view share a pool.
+	view *heldView
 }
 
 // The caches are synced before the first reconcile, so a manager that starts holds every
@@ -173,7 +176,7 @@ func (r *ClaimReconciler) recentScan(ctx context.Context, n cniconf.Network, cla
 		}
 		e.fill.Unlock()
 	}
-	return seen{held: h.held, mine: h.mine[claimRef]}, nil
+	return seen{held: h.held, mine: h.mine[claimRef], view: h}, nil
 }
 
 func (r *ClaimReconciler) readHeld(ctx context.Context, n cniconf.Network) (*heldView, error) {

@@ -18,6 +18,7 @@ package ipamclaim_test
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
@@ -106,6 +107,84 @@ var _ = Describe("Review of the persistent-IP path", func() {
 		// deletes the claim and rackwire releases the address.
 		Expect(k8s.Create(ctx, launcherPod(vmi))).To(MatchError(ContainSubstring("IPAMClaim vm-again.ag belongs to an earlier")))
 		Expect(k8s.Delete(ctx, vmi)).To(Succeed())
+	})
+
+	It("refuses a hand-made pod posing as a VM's launcher pod the VM's claim", func() {
+		createNAD("posed", "posed-net", true, `"range":"10.10.36.0/24"`)
+		vm := createVM("vm-posed", vmNet{"ps", "posed"})
+		Expect(allocatedIPs("vm-posed.ps")).To(Equal([]string{"10.10.36.1/24"}))
+
+		By("a pod with the launcher's label and annotations while the VM is stopped (no VMI)")
+		vmi := &virtv1.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: vm.Name, Namespace: vmNS},
+			Spec: vm.Spec.Template.Spec}
+		posing := launcherPod(vmi)
+		posing.OwnerReferences = nil
+		Expect(k8s.Create(ctx, posing)).To(MatchError(ContainSubstring("not found")))
+
+		By("the same pod while the VM runs: the VMI is not its controller")
+		vmi = startVMI(vm)
+		posing = launcherPod(vmi)
+		posing.OwnerReferences = nil
+		Expect(k8s.Create(ctx, posing)).To(MatchError(ContainSubstring("is not controlled by VirtualMachineInstance vm-posed")))
+		posing = launcherPod(vmi)
+		posing.OwnerReferences[0].UID = "uid-of-nothing"
+		Expect(k8s.Create(ctx, posing)).To(MatchError(ContainSubstring("is not controlled by VirtualMachineInstance vm-posed")))
+
+		By("the VMI's own launcher pod")
+		pod := launcherPod(vmi)
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		Expect(claimRefs(pod)).To(Equal(map[string]string{"posed": "vm-posed.ps"}))
+		Expect(k8s.Delete(ctx, vmi)).To(Succeed())
+	})
+
+	It("keeps the claims of a VM deleted with --cascade=orphan, as ipam-extensions does, until they are deleted", func() {
+		createNAD("orphan", "orphan-net", true, `"range":"10.10.37.0/24"`)
+		vm := createVM("vm-orphan", vmNet{"or", "orphan"})
+		Expect(allocatedIPs("vm-orphan.or")).To(Equal([]string{"10.10.37.1/24"}))
+
+		By("kubectl delete vm --cascade=orphan: the garbage collector strips the owner from the claim, then lets the VM go")
+		Expect(k8s.Delete(ctx, vm, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
+		Eventually(func() error {
+			claim := getClaim("vm-orphan.or")
+			claim.OwnerReferences = nil
+			return k8s.Update(ctx, claim)
+		}).Should(Succeed())
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(vm), vm); err != nil {
+				return err
+			}
+			vm.Finalizers = nil
+			return k8s.Update(ctx, vm)
+		}).Should(Succeed())
+		Eventually(gone(vm)).Should(BeTrue())
+
+		By("the claim stays with its address, no longer held for the VM: deleting it is the user's")
+		Eventually(func() []string { return getClaim("vm-orphan.or").Finalizers }).Should(Equal([]string{ipamclaim.Finalizer}))
+		Consistently(func() []string { return getClaim("vm-orphan.or").Status.IPs }, 2*time.Second).Should(Equal([]string{"10.10.37.1/24"}))
+		_, err := reservation("10.10.37.1")
+		Expect(err).NotTo(HaveOccurred())
+
+		By("a VM created again under the name is told the claim is in the way")
+		again := createVM("vm-orphan", vmNet{"or", "orphan"})
+		Eventually(vmCondition(again.Name, ipamclaim.ConditionClaimConflict)).Should(ContainSubstring("no VM controls it"))
+
+		By("deleted, the claim lets its address go and the VM gets a claim of its own")
+		orphaned := getClaim("vm-orphan.or")
+		Expect(k8s.Delete(ctx, orphaned)).To(Succeed())
+		Eventually(func() string {
+			c := &ipamclaimsv1alpha1.IPAMClaim{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: vmNS, Name: "vm-orphan.or"}, c); err != nil {
+				return err.Error()
+			}
+			if c.UID == orphaned.UID || metav1.GetControllerOf(c) == nil || metav1.GetControllerOf(c).UID != again.UID {
+				return "the orphaned claim is still there"
+			}
+			// The lowest free address again: the orphaned claim's, released.
+			return strings.Join(c.Status.IPs, ",")
+		}).Should(Equal("10.10.37.1/24"))
+		orip, err := reservation("10.10.37.1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(orip.Spec.PodRef).To(Equal(vmNS + "/vm-orphan.or"))
 	})
 
 	It("leaves alone another plugin's claim whose network name a rackwire NAD elsewhere also uses", func() {

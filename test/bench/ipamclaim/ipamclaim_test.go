@@ -22,6 +22,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,6 +128,7 @@ func BenchmarkVMBurst(b *testing.B) {
 	}
 	defer func() { _ = stop(time.Minute) }()
 
+	loadBefore := loadAverage()
 	b.ResetTimer()
 	floor, err := measureFloor(ctx, c, n, false)
 	if err != nil {
@@ -138,11 +140,34 @@ func BenchmarkVMBurst(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	reqBefore, err := apiserverRequests(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	queuesBefore, err := readQueues()
+	if err != nil {
+		b.Fatal(err)
+	}
 	res, err := burst(ctx, c, n, timeout, &writes)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
+	loadAfter := loadAverage()
+	reqAfter, err := apiserverRequests(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	queuesAfter, err := readQueues()
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The machine's load swings within a minute (other jobs share its cores): the floor that
+	// counts the VM creates is taken again after the burst, so that the burst is bracketed.
+	floorVMAfter, err := measureFloorAgain(ctx, c, n)
+	if err != nil {
+		b.Fatal(err)
+	}
 	floorRate := float64(n) / floor.Seconds()
 	floorVMRate := float64(n) / floorVM.Seconds()
 	fmt.Printf("\n%-22s %8s %10s %10s %10s %10s %12s %8s %14s %8s\n", "persistent IPs", "VMs", "claims/s", "p50", "p99", "writes/VM",
@@ -151,11 +176,21 @@ func BenchmarkVMBurst(b *testing.B) {
 		res.p50.Round(time.Millisecond), res.p99.Round(time.Millisecond), res.writesPerVM, floorRate, res.rate/floorRate,
 		floorVMRate, res.rate/floorVMRate)
 	fmt.Printf("  floor: the manager's three writes per VM by a plain client; floor+VM: the user's VM create as well\n")
+	floorVMAfterRate := float64(n) / floorVMAfter.Seconds()
+	fmt.Printf("  floor+VM taken again after the burst: %.1f/s, ratio %.2f\n", floorVMAfterRate, res.rate/floorVMAfterRate)
+	fmt.Printf("  load average (1, 5, 15 min) before the floors: %s; after the burst: %s\n", loadBefore, loadAfter)
 	fmt.Printf("  events: %d written during the burst (%.2f per VM)\n", res.events, float64(res.events)/float64(n))
+	fmt.Printf("  VM creates took %s; p50/p99 from a VM's creation to its claim's creation %s/%s, from the claim's creation to status.ips %s/%s\n",
+		res.creates.Round(time.Millisecond), res.toClaim[0].Round(time.Millisecond), res.toClaim[1].Round(time.Millisecond),
+		res.toIPs[0].Round(time.Millisecond), res.toIPs[1].Round(time.Millisecond))
 	writeKinds.Range(func(k, v any) bool {
 		fmt.Printf("  manager writes: %-60s %6.2f per VM\n", k, float64(v.(*atomic.Int64).Load())/float64(n))
 		return true
 	})
+	// Counted by the apiserver from the burst's start until a while after its end: the users'
+	// VM creates and every client's writes, with their codes (409: a conflict retried).
+	printRequests(reqBefore, reqAfter, n)
+	printQueues(queuesBefore, queuesAfter)
 	b.ReportMetric(res.rate, "claims/s")
 	b.ReportMetric(res.rate/floorRate, "ratio")
 	b.ReportMetric(res.rate/floorVMRate, "ratio+VM")
@@ -206,6 +241,11 @@ func countWrites(n *atomic.Int64) interceptor.Funcs {
 	}
 }
 
+// measureFloorAgain is measureFloor with the VM creates, under other names.
+func measureFloorAgain(ctx context.Context, c client.Client, n int) (time.Duration, error) {
+	return measureFloorNamed(ctx, c, n, true, "vmg", 62)
+}
+
 // measureFloor makes, with a plain client, the three writes rackwire makes per VM, for n
 // claims of a network rackwire does not serve; withVM, the user's VM create before them (a VM
 // on no secondary network, which rackwire reads and leaves alone).
@@ -214,6 +254,10 @@ func measureFloor(ctx context.Context, c client.Client, n int, withVM bool) (tim
 	if withVM {
 		prefix, subnet = "vmf", 61
 	}
+	return measureFloorNamed(ctx, c, n, withVM, prefix, subnet)
+}
+
+func measureFloorNamed(ctx context.Context, c client.Client, n int, withVM bool, prefix string, subnet int) (time.Duration, error) {
 	start := time.Now()
 	err := parallel(n, func(i int) error {
 		if withVM {
@@ -266,6 +310,10 @@ type result struct {
 	// events the manager wrote about the VMs and claims by the time the last claim had its
 	// addresses: writes to the apiserver too.
 	events int
+	// creates is how long the users' VM creates took; toClaim and toIPs split the latency
+	// (p50, p99) at the claim's creation.
+	creates        time.Duration
+	toClaim, toIPs [2]time.Duration
 }
 
 func burst(ctx context.Context, c client.WithWatch, n int, timeout time.Duration, writes *atomic.Int64) (result, error) {
@@ -277,7 +325,7 @@ func burst(ctx context.Context, c client.WithWatch, n int, timeout time.Duration
 	if err := c.Create(ctx, nad); err != nil {
 		return result{}, err
 	}
-	seen := &allocations{at: map[string]time.Time{}, ips: map[string]string{}}
+	seen := &allocations{at: map[string]time.Time{}, ips: map[string]string{}, made: map[string]time.Time{}}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if err := seen.watch(wctx, c); err != nil {
@@ -293,6 +341,7 @@ func burst(ctx context.Context, c client.WithWatch, n int, timeout time.Duration
 	}); err != nil {
 		return result{}, err
 	}
+	creates := time.Since(start)
 	deadline := time.Now().Add(timeout)
 	for seen.count() < n {
 		if time.Now().After(deadline) {
@@ -305,12 +354,16 @@ func burst(ctx context.Context, c client.WithWatch, n int, timeout time.Duration
 	defer seen.mu.Unlock()
 	var last time.Time
 	lat := make([]time.Duration, 0, n)
+	var toClaim, toIPs []time.Duration
 	distinct := map[string]bool{}
 	for i := range n {
 		name := fmt.Sprintf("vm-%d.blue", i)
 		at := seen.at[name]
 		last = maxTime(last, at)
 		lat = append(lat, at.Sub(created[i]))
+		if made, ok := seen.made[name]; ok {
+			toClaim, toIPs = append(toClaim, made.Sub(created[i])), append(toIPs, at.Sub(made))
+		}
 		distinct[seen.ips[name]] = true
 	}
 	if len(distinct) != n {
@@ -322,12 +375,36 @@ func burst(ctx context.Context, c client.WithWatch, n int, timeout time.Duration
 		return result{}, err
 	}
 	return result{
+		creates:     creates,
+		toClaim:     percentiles(toClaim),
+		toIPs:       percentiles(toIPs),
 		events:      len(evs.Items),
 		rate:        float64(n) / last.Sub(start).Seconds(),
 		p50:         lat[n*50/100],
 		p99:         lat[min(n-1, n*99/100)],
 		writesPerVM: float64(writes.Load()-w0) / float64(n),
 	}, nil
+}
+
+// loadAverage is the machine's, as /proc/loadavg says: the figures swing with it.
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func percentiles(d []time.Duration) [2]time.Duration {
+	if len(d) == 0 {
+		return [2]time.Duration{}
+	}
+	slices.Sort(d)
+	return [2]time.Duration{d[len(d)*50/100], d[min(len(d)-1, len(d)*99/100)]}
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -356,11 +433,12 @@ func newVM(i int) *virtv1.VirtualMachine {
 	}
 }
 
-// allocations records when each claim first showed status.ips.
+// allocations records when each claim was first seen (made) and first showed status.ips (at).
 type allocations struct {
-	mu  sync.Mutex
-	at  map[string]time.Time
-	ips map[string]string
+	mu   sync.Mutex
+	at   map[string]time.Time
+	made map[string]time.Time
+	ips  map[string]string
 }
 
 func (a *allocations) count() int {
@@ -370,11 +448,14 @@ func (a *allocations) count() int {
 }
 
 func (a *allocations) note(c *ipamclaimsv1alpha1.IPAMClaim) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.made[c.Name]; !ok {
+		a.made[c.Name] = time.Now()
+	}
 	if len(c.Status.IPs) == 0 {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if _, ok := a.at[c.Name]; !ok {
 		a.at[c.Name], a.ips[c.Name] = time.Now(), c.Status.IPs[0]
 	}

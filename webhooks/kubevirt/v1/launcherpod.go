@@ -88,8 +88,19 @@ func (w LauncherPodWebhook) Handle(ctx context.Context, req admission.Request) a
 		ns = pod.Namespace
 	}
 	vmi, err := w.vmi(ctx, types.NamespacedName{Namespace: ns, Name: vmName})
+	if apierrors.IsNotFound(err) {
+		// virt-controller creates the VMI before its launcher pod.
+		return admission.Denied(fmt.Sprintf("VirtualMachineInstance %s/%s not found: annotation %s names no running VM", ns, vmName, DomainAnnotation))
+	}
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading VMI %s/%s of the launcher pod: %w", ns, vmName, err))
+	}
+	// A label and an annotation make no launcher pod: anyone who may create pods beside the
+	// VM could write them and take the VM's address. virt-controller makes the VMI the pod's
+	// controller; the claim's owner chain is checked against that VMI's UID.
+	launcher := false
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		launcher = ref.Kind == "VirtualMachineInstance" && ref.APIVersion == virtv1.GroupVersion.String() && ref.UID == vmi.UID
 	}
 	changed := false
 	// KubeVirt writes one element per multus network, in the order of the VMI's networks: the
@@ -113,6 +124,10 @@ func (w LauncherPodWebhook) Handle(ctx context.Context, req admission.Request) a
 		}
 		if !persistent {
 			continue
+		}
+		if !launcher {
+			return admission.Denied(fmt.Sprintf("the pod is not controlled by VirtualMachineInstance %s (UID %s): only its virt-launcher pods take "+
+				"the addresses of VM %s/%s's IPAMClaims", vmi.Name, vmi.UID, ns, vmi.Name))
 		}
 		ref := ipamclaim.ClaimName(vmi.Name, network)
 		if why, err := w.refuse(ctx, vmi, ns, ref, types.NamespacedName{Namespace: nsOf, Name: name}); err != nil {
