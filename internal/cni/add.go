@@ -206,6 +206,9 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 		defer giveBack()
 	}
 	rec, err := c.st.load(c.containerID, c.ifName)
+	if err == nil && rec != nil && releasing(rec) {
+		rec, err = c.afterRelease(ctx, rec)
+	}
 	if err != nil {
 		return nil, err
 	}
