@@ -349,13 +349,15 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 		return c.reserve(ctx, addr)
 	}
 	c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
-	for i := range rec.Entries {
-		if rec.Entries[i].Address == addr.String() && rec.Entries[i].Pool == t.pool {
+	i := slices.IndexFunc(rec.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool })
+	if i < 0 || !rec.Entries[i].Reserving {
+		// Not an entry remember just wrote (an address the record held before): mark it.
+		if i >= 0 {
 			rec.Entries[i].Pending, rec.Entries[i].Reserving = true, true
 		}
-	}
-	if err := c.st.save(rec); err != nil {
-		return err
+		if err := c.st.save(rec); err != nil {
+			return err
+		}
 	}
 	if err := c.st.markPending(rec.ContainerID, rec.IfName); err != nil {
 		return err
@@ -518,7 +520,12 @@ func (c *call) remember(rec *record, t target, addr netip.Addr) error {
 			return nil
 		}
 	}
-	rec.Entries = append(rec.Entries, entry{Pool: t.pool, Range: t.poolRange.String(), Address: addr.String(), Reservation: ReservationName(c.cfg.PoolNetwork(), addr)})
+	// Where the pool is written behind, the entry is Reserving from the start: its
+	// reservation is created with the node lock let go (reserveAside), and one write of the
+	// record, each synced to disk, is enough before it.
+	d := c.deferred()
+	rec.Entries = append(rec.Entries, entry{Pool: t.pool, Range: t.poolRange.String(), Address: addr.String(),
+		Reservation: ReservationName(c.cfg.PoolNetwork(), addr), Pending: d, Reserving: d})
 	return c.st.save(rec)
 }
 
