@@ -24,6 +24,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -42,6 +43,8 @@ type call struct {
 	podNS, podName      string
 	podUID              string
 	requested           []netip.Addr
+	// wrote is how long the last flush's pool writes took (flusher only).
+	wrote time.Duration
 }
 
 // newCall reads the configuration and arguments of an invocation.

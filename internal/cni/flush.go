@@ -57,6 +57,17 @@ const flushIdle = time.Second
 // one pool write, and a pod deleted within it never costs one (its DEL drops the entry).
 const flushWindow = 100 * time.Millisecond
 
+// flushWindowMax bounds the window a slow pool write stretches (see nextWindow).
+const flushWindowMax = time.Second
+
+// nextWindow is the window after a flush whose pool writes took took: a pool write costs the
+// apiserver in proportion to the pool, and the node's ADDs wait for their reservations on
+// that same apiserver, so a flusher keeps its writes to at most a third of the time: twice
+// the last write's duration between writes, more entries in each.
+func nextWindow(took time.Duration) time.Duration {
+	return min(max(flushWindow, 2*took), flushWindowMax)
+}
+
 // Without reservations (enable_overlapping_ranges: false) the pool entry is the only lock,
 // so it is written before the ADD answers.
 func (c *call) deferred() bool {
@@ -169,9 +180,13 @@ func RunFlusher(dir string) error {
 		}
 		idleSince := time.Now()
 		var refreshed time.Time
+		window := flushWindow
 		for time.Since(idleSince) < flushIdle {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-			n, err := c.flushOnce(ctx, flushWindow)
+			n, err := c.flushOnce(ctx, window)
+			if n > 0 {
+				window = nextWindow(c.wrote)
+			}
 			// The slice and the views age by 10 s and 30 s: a look a second is enough, and the
 			// views of a full slice are not parsed every 20 ms.
 			if time.Since(refreshed) >= time.Second {
@@ -268,11 +283,13 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	}
 	res := newFlushResult()
 	var errs []error
+	start := time.Now()
 	for pool := range joinKeys(adds, removes) {
 		if err := c.writePool(ctx, pool, adds[pool], removes[pool], res); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	c.wrote = time.Since(start)
 	done := map[string]bool{}
 	for _, r := range releases {
 		err := c.unreserveReleased(ctx, r, res)
