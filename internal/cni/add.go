@@ -24,6 +24,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -42,6 +43,8 @@ type call struct {
 	podNS, podName      string
 	podUID              string
 	requested           []netip.Addr
+	// wrote is how long the last flush's pool writes took (flusher only).
+	wrote time.Duration
 }
 
 // newCall reads the configuration and arguments of an invocation.
@@ -206,6 +209,9 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 		defer giveBack()
 	}
 	rec, err := c.st.load(c.containerID, c.ifName)
+	if err == nil && rec != nil && releasing(rec) {
+		rec, err = c.afterRelease(ctx, rec)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -21,12 +21,14 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cniconf"
 	"github.com/rackwire/rackwire/internal/ipalloc"
 )
 
@@ -53,25 +55,29 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 		}
 		return out, nil
 	}
-	slice, ok, _ := c.cachedSlice()
+	slice, shared, ok, _ := c.cachedSlice()
 	if !ok {
 		var err error
-		if slice, err = c.readSlice(ctx); err != nil {
+		if slice, shared, err = c.readSlice(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if shared != "" && !cfg.WhereaboutsLease {
+		return nil, fmt.Errorf("network %q: NodeSlicePool %s/%s is shared with whereabouts (NetworkAttachmentDefinition %s): set \"whereabouts_lease\": true in the ipam section of this network's rackwire NADs (ipam.whereabouts_lease), or rackwire would answer ADDs before writing a pool whereabouts allocates from too", cfg.Name, c.kube.namespace, cfg.SliceNetwork(), shared)
 	}
 	return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
 }
 
-// readSlice reads the node's slice from the network's NodeSlicePool, and keeps it.
-func (c *call) readSlice(ctx context.Context) (netip.Prefix, error) {
+// readSlice reads the node's slice from the network's NodeSlicePool, and keeps it, with the
+// whereabouts NADs the manager found sharing it (cniconf.AnnotationSharedWithWhereabouts).
+func (c *call) readSlice(ctx context.Context) (netip.Prefix, string, error) {
 	cfg := c.cfg
 	nsp := &wbv1.NodeSlicePool{}
 	if err := c.kube.get(ctx, c.kube.wbPath("nodeslicepools", cfg.SliceNetwork()), nsp); err != nil {
 		if apierrors.IsNotFound(err) {
-			return netip.Prefix{}, fmt.Errorf("network %q: no NodeSlicePool %s/%s yet (rackwire's manager writes it from the NetworkAttachmentDefinition)", cfg.Name, c.kube.namespace, cfg.SliceNetwork())
+			return netip.Prefix{}, "", fmt.Errorf("network %q: no NodeSlicePool %s/%s yet (rackwire's manager writes it from the NetworkAttachmentDefinition)", cfg.Name, c.kube.namespace, cfg.SliceNetwork())
 		}
-		return netip.Prefix{}, fmt.Errorf("network %q: reading NodeSlicePool %s: %w", cfg.Name, cfg.SliceNetwork(), err)
+		return netip.Prefix{}, "", fmt.Errorf("network %q: reading NodeSlicePool %s: %w", cfg.Name, cfg.SliceNetwork(), err)
 	}
 	for _, a := range nsp.Status.Allocations {
 		if a.NodeName != c.node {
@@ -79,17 +85,18 @@ func (c *call) readSlice(ctx context.Context) (netip.Prefix, error) {
 		}
 		slice, err := netip.ParsePrefix(a.SliceRange)
 		if err != nil {
-			return netip.Prefix{}, fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
+			return netip.Prefix{}, "", fmt.Errorf("network %q: NodeSlicePool %s: slice %q of node %s: %w", cfg.Name, nsp.Name, a.SliceRange, c.node, err)
 		}
 		slice = slice.Masked()
 		if rng := cfg.Ranges[0].Subnet.Masked(); !inside(slice, rng) {
 			// Another NAD of the same network_name with another range wrote the NodeSlicePool.
-			return netip.Prefix{}, fmt.Errorf("network %q: slice %s of node %s in NodeSlicePool %s/%s (spec.range %s) lies outside this NAD's range %s: NADs that share network_name must share their range", cfg.Name, slice, c.node, c.kube.namespace, nsp.Name, nsp.Spec.Range, rng)
+			return netip.Prefix{}, "", fmt.Errorf("network %q: slice %s of node %s in NodeSlicePool %s/%s (spec.range %s) lies outside this NAD's range %s: NADs that share network_name must share their range", cfg.Name, slice, c.node, c.kube.namespace, nsp.Name, nsp.Spec.Range, rng)
 		}
-		c.cacheSlice(slice)
-		return slice, nil
+		shared := nsp.Annotations[cniconf.AnnotationSharedWithWhereabouts]
+		c.cacheSlice(slice, shared)
+		return slice, shared, nil
 	}
-	return netip.Prefix{}, fmt.Errorf("network %q: node %s has no slice in NodeSlicePool %s/%s (all slices taken? see its NodesWithoutSlice condition)", cfg.Name, c.node, c.kube.namespace, nsp.Name)
+	return netip.Prefix{}, "", fmt.Errorf("network %q: node %s has no slice in NodeSlicePool %s/%s (all slices taken? see its NodesWithoutSlice condition)", cfg.Name, c.node, c.kube.namespace, nsp.Name)
 }
 
 // allocator is the free space of a target, given the pool's allocations.
@@ -178,6 +185,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 	if err != nil {
 		return netip.Addr{}, err
 	}
+	drained := false
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return netip.Addr{}, err
@@ -206,6 +214,17 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		if viewed && err != nil && (errors.Is(err, ErrExhausted) || want.IsValid()) {
 			// The view may hold addresses freed elsewhere: only the pool itself says no.
 			continue
+		}
+		if err != nil && !drained && (errors.Is(err, ErrExhausted) || want.IsValid()) {
+			// DELs written behind free their addresses a little later: before saying no,
+			// this ADD carries out those of the node still waiting for the flusher.
+			drained = true
+			if n, derr := c.releaseNow(ctx); derr != nil || n > 0 {
+				if derr != nil {
+					return netip.Addr{}, derr
+				}
+				continue
+			}
 		}
 		if err != nil {
 			return netip.Addr{}, err
@@ -284,7 +303,7 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 		if err := c.remember(rec, t, want); err != nil {
 			return netip.Addr{}, err
 		}
-		if err := c.reserve(ctx, want); err != nil {
+		if err := c.reserveAside(ctx, t, rec, want); err != nil {
 			if errors.Is(err, errTaken) {
 				return netip.Addr{}, fmt.Errorf("ips: %s is reserved by another holder (%v)", want, err)
 			}
@@ -303,7 +322,7 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 		if err := c.remember(rec, t, addr); err != nil {
 			return netip.Addr{}, err
 		}
-		err = c.reserve(ctx, addr)
+		err = c.reserveAside(ctx, t, rec, addr)
 		if err == nil {
 			return addr, nil
 		}
@@ -318,6 +337,47 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 }
 
 var errTaken = errors.New("held by another reservation")
+
+// reserveAside creates addr's reservation; where the pool is written behind the ADD, without
+// the node's lock: the round trip to the apiserver is the longest part of an ADD, and the
+// node's other ADDs, DELs and its flusher go on meanwhile. The address is first marked
+// taken in the node's view and in the record (Reserving: the flusher does not write it
+// yet), so that nothing of the node picks it meanwhile; the reservation itself is the lock
+// against everyone else. The lock is held again when it returns.
+func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr netip.Addr) error {
+	if !c.deferred() {
+		return c.reserve(ctx, addr)
+	}
+	c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
+	i := slices.IndexFunc(rec.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool })
+	if i < 0 || !rec.Entries[i].Reserving {
+		// Not an entry remember just wrote (an address the record held before): mark it.
+		if i >= 0 {
+			rec.Entries[i].Pending, rec.Entries[i].Reserving = true, true
+		}
+		if err := c.st.save(rec); err != nil {
+			return err
+		}
+	}
+	if err := c.st.markPending(rec.ContainerID, rec.IfName); err != nil {
+		return err
+	}
+	c.st.Unlock()
+	err := c.reserve(ctx, addr)
+	if lerr := c.st.Lock(); lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	// A GC that released the attachment meanwhile took its record: the ADD fails (its
+	// rollback frees the reservation) rather than bring the record back.
+	cur, lerr := c.st.load(rec.ContainerID, rec.IfName)
+	if lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	if cur == nil || !slices.ContainsFunc(cur.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool }) {
+		return errors.Join(err, fmt.Errorf("network %q: the attachment was released while %s was being reserved", c.cfg.Name, addr))
+	}
+	return err
+}
 
 // reserve creates addr's OverlappingRangeIPReservation. errTaken means someone else's
 // exists; an uncertain create that landed is recognised as ours on the retry.
@@ -460,7 +520,12 @@ func (c *call) remember(rec *record, t target, addr netip.Addr) error {
 			return nil
 		}
 	}
-	rec.Entries = append(rec.Entries, entry{Pool: t.pool, Range: t.poolRange.String(), Address: addr.String(), Reservation: ReservationName(c.cfg.PoolNetwork(), addr)})
+	// Where the pool is written behind, the entry is Reserving from the start: its
+	// reservation is created with the node lock let go (reserveAside), and one write of the
+	// record, each synced to disk, is enough before it.
+	d := c.deferred()
+	rec.Entries = append(rec.Entries, entry{Pool: t.pool, Range: t.poolRange.String(), Address: addr.String(),
+		Reservation: ReservationName(c.cfg.PoolNetwork(), addr), Pending: d, Reserving: d})
 	return c.st.save(rec)
 }
 

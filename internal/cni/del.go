@@ -47,6 +47,14 @@ func Del(args *skel.CmdArgs) error {
 	defer c.st.Unlock()
 	rec, err := c.st.load(c.containerID, c.ifName)
 	if err == nil && rec != nil {
+		behind, berr := c.releaseBehind(rec)
+		if berr != nil {
+			return berr
+		}
+		if behind {
+			c.st.Unlock()
+			return c.kickFlusher(args.StdinData)
+		}
 		rec, err = c.waitFlushed(ctx, rec)
 	}
 	if err != nil {

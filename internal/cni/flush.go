@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -56,6 +57,17 @@ const flushIdle = time.Second
 // one pool write, and a pod deleted within it never costs one (its DEL drops the entry).
 const flushWindow = 100 * time.Millisecond
 
+// flushWindowMax bounds the window a slow pool write stretches (see nextWindow).
+const flushWindowMax = time.Second
+
+// nextWindow is the window after a flush whose pool writes took took: a pool write costs the
+// apiserver in proportion to the pool, and the node's ADDs wait for their reservations on
+// that same apiserver, so a flusher keeps its writes to at most a third of the time: twice
+// the last write's duration between writes, more entries in each.
+func nextWindow(took time.Duration) time.Duration {
+	return min(max(flushWindow, 2*took), flushWindowMax)
+}
+
 // Without reservations (enable_overlapping_ranges: false) the pool entry is the only lock,
 // so it is written before the ADD answers.
 func (c *call) deferred() bool {
@@ -68,7 +80,7 @@ func (c *call) refreshedBehind() bool { return c.deferred() && FlushCommand != "
 func (c *call) markPending(rec *record, addr netip.Addr) error {
 	for i := range rec.Entries {
 		if rec.Entries[i].Address == addr.String() {
-			rec.Entries[i].Pending = true
+			rec.Entries[i].Pending, rec.Entries[i].Reserving = true, false
 		}
 	}
 	if err := c.st.save(rec); err != nil {
@@ -168,9 +180,13 @@ func RunFlusher(dir string) error {
 		}
 		idleSince := time.Now()
 		var refreshed time.Time
+		window := flushWindow
 		for time.Since(idleSince) < flushIdle {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-			n, err := c.flushOnce(ctx, flushWindow)
+			n, err := c.flushOnce(ctx, window)
+			if n > 0 {
+				window = nextWindow(c.wrote)
+			}
 			// The slice and the views age by 10 s and 30 s: a look a second is enough, and the
 			// views of a full slice are not parsed every 20 ms.
 			if time.Since(refreshed) >= time.Second {
@@ -223,22 +239,37 @@ type flushItem struct {
 	entry entry
 }
 
-// flushOnce writes the pending entries once: marked as being written under the node lock,
-// written without it (ADDs go on meanwhile), then marked written.
+// flushOnce writes the pending entries once, and takes the released ones out: picked under
+// the node lock, written without it (ADDs and DELs go on meanwhile) in one patch per pool,
+// then marked written (or their records dropped) under the lock again.
 func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error) {
 	if err := c.st.Lock(); err != nil {
 		return 0, err
 	}
 	recs, err := c.st.pendingRecords(minAge)
-	byPool := map[string][]flushItem{}
+	adds, removes := map[string][]flushItem{}, map[string][]flushItem{}
+	var releases []*record
 	n := 0
 	now := time.Now()
 	for _, r := range recs {
+		if releasing(r) {
+			if slices.ContainsFunc(r.Entries, func(e entry) bool { return e.RetryAt.After(now) }) {
+				continue
+			}
+			releases = append(releases, r)
+			n++
+			for _, e := range r.Entries {
+				if maybeWritten(e) {
+					removes[e.Pool] = append(removes[e.Pool], flushItem{rec: r, entry: e})
+				}
+			}
+			continue
+		}
 		changed := false
 		for i := range r.Entries {
-			if r.Entries[i].Pending && !r.Entries[i].RetryAt.After(now) {
-				r.Entries[i].Flushing, changed = true, true
-				byPool[r.Entries[i].Pool] = append(byPool[r.Entries[i].Pool], flushItem{rec: r, entry: r.Entries[i]})
+			if e := &r.Entries[i]; e.Pending && !e.Reserving && !e.RetryAt.After(now) {
+				e.Flushing, changed = true, true
+				adds[e.Pool] = append(adds[e.Pool], flushItem{rec: r, entry: *e})
 				n++
 			}
 		}
@@ -250,18 +281,34 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	if err != nil || n == 0 {
 		return n, err
 	}
-	written, refused := map[string]bool{}, map[string]bool{}
+	res := newFlushResult()
 	var errs []error
-	for pool, items := range byPool {
-		if err := c.writePool(ctx, pool, items, written, refused); err != nil {
+	start := time.Now()
+	for pool := range joinKeys(adds, removes) {
+		if err := c.writePool(ctx, pool, adds[pool], removes[pool], res); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	c.wrote = time.Since(start)
+	done := map[string]bool{}
+	for _, r := range releases {
+		err := c.unreserveReleased(ctx, r, res)
+		if err == nil {
+			done[r.ContainerID+"/"+r.IfName] = true
+		}
+		errs = append(errs, err)
 	}
 	if err := c.st.Lock(); err != nil {
 		return n, err
 	}
 	defer c.st.Unlock()
+	for _, r := range releases {
+		errs = append(errs, c.finishRelease(r, done[r.ContainerID+"/"+r.IfName]))
+	}
 	for _, r := range recs {
+		if releasing(r) {
+			continue
+		}
 		cur, err := c.st.load(r.ContainerID, r.IfName)
 		if err != nil || cur == nil {
 			continue
@@ -278,12 +325,12 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 			}
 			e.Flushing, changed = false, true
 			switch id := e.Pool + "/" + e.Address; {
-			case written[id]:
+			case res.written[id]:
 				e.Pending, e.Tried, e.Tries, e.RetryAt = false, false, 0, time.Time{}
 			default:
 				// Refused (held by a live attachment), or an answer that proves nothing:
 				// then it may be in the pool, and DEL must take it out.
-				e.Tried = e.Tried || !refused[id]
+				e.Tried = e.Tried || !res.refused[id]
 				e.Tries++
 				e.RetryAt = time.Now().Add(flushBackoff(e.Tries))
 			}
@@ -298,31 +345,53 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	return n, errors.Join(errs...)
 }
 
+// anyPending says whether the flusher has work on r: entries to write, or to take out.
 func anyPending(r *record) bool {
 	for _, e := range r.Entries {
-		if e.Pending {
+		if e.Pending || e.Releasing {
 			return true
 		}
 	}
 	return false
 }
 
-// writePool adds the items to the pool in one patch (creating the pool if need be), each
-// one tested free; if the patch is refused, one by one, so one taken offset fails alone.
-func (c *call) writePool(ctx context.Context, pool string, items []flushItem, written, refused map[string]bool) error {
-	pr, err := netip.ParsePrefix(items[0].entry.Range)
-	if err != nil {
-		return err
+func joinKeys(a, b map[string][]flushItem) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
 	}
-	pr = pr.Masked()
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// flushResult is what a flush did, by pool/address.
+type flushResult struct {
+	// written: the add landed (or the entry was already this attachment's); refused: the
+	// offset is held by another live attachment.
+	written, refused map[string]bool
+	// removed: the entry is no longer this attachment's in the pool; held: another holder
+	// has the offset now (its reservation is not this attachment's to delete).
+	removed, held map[string]bool
+}
+
+func newFlushResult() *flushResult {
+	return &flushResult{written: map[string]bool{}, refused: map[string]bool{}, removed: map[string]bool{}, held: map[string]bool{}}
+}
+
+// writePool writes one pool's adds and removals in one patch (creating the pool if need be),
+// each add tested free and each removal tested to be its attachment's; if the patch is
+// refused, one by one, so one taken offset fails alone.
+func (c *call) writePool(ctx context.Context, pool string, adds, removes []flushItem, res *flushResult) error {
 	type kv struct {
 		key   string
 		alloc wbv1.IPAllocation
 		id    string
 		resv  string
 	}
-	var all []kv
-	for _, it := range items {
+	var all, rm []kv
+	for _, it := range adds {
 		key, _, ok := it.entry.key()
 		if !ok {
 			continue
@@ -330,27 +399,54 @@ func (c *call) writePool(ctx context.Context, pool string, items []flushItem, wr
 		all = append(all, kv{key: key, id: pool + "/" + it.entry.Address, resv: it.entry.Reservation,
 			alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}})
 	}
-	ops := make([]patchOp, 0, 2*len(all))
+	for _, it := range removes {
+		key, _, ok := it.entry.key()
+		if !ok {
+			continue
+		}
+		rm = append(rm, kv{key: key, id: pool + "/" + it.entry.Address,
+			alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}})
+	}
+	ops := make([]patchOp, 0, 2*len(all)+3*len(rm))
 	for _, x := range all {
 		ops = append(ops, patchOp{Op: "test", Path: allocPath(x.key), Value: nil}, patchOp{Op: "add", Path: allocPath(x.key), Value: x.alloc})
 	}
-	err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
+	for _, x := range rm {
+		ops = append(ops, patchOp{Op: "test", Path: allocPath(x.key) + "/id", Value: x.alloc.ContainerID},
+			patchOp{Op: "test", Path: allocPath(x.key) + "/ifname", Value: x.alloc.IfName},
+			patchOp{Op: "remove", Path: allocPath(x.key)})
+	}
+	err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
 	if apierrors.IsNotFound(err) {
-		np := &wbv1.IPPool{
-			TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "IPPool"},
-			ObjectMeta: metav1.ObjectMeta{Name: pool, Namespace: c.kube.namespace},
-			Spec:       wbv1.IPPoolSpec{Range: pr.String(), Allocations: map[string]wbv1.IPAllocation{}},
+		// No pool: nothing to take out of it.
+		for _, x := range rm {
+			res.removed[x.id] = true
 		}
-		for _, x := range all {
-			np.Spec.Allocations[x.key] = x.alloc
-		}
-		if err = c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil); apierrors.IsAlreadyExists(err) {
-			err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
+		rm, err = nil, nil
+		if len(all) > 0 {
+			pr, perr := netip.ParsePrefix(adds[0].entry.Range)
+			if perr != nil {
+				return perr
+			}
+			np := &wbv1.IPPool{
+				TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "IPPool"},
+				ObjectMeta: metav1.ObjectMeta{Name: pool, Namespace: c.kube.namespace},
+				Spec:       wbv1.IPPoolSpec{Range: pr.Masked().String(), Allocations: map[string]wbv1.IPAllocation{}},
+			}
+			for _, x := range all {
+				np.Spec.Allocations[x.key] = x.alloc
+			}
+			if err = c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil); apierrors.IsAlreadyExists(err) {
+				err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops[:2*len(all)])
+			}
 		}
 	}
 	if err == nil {
 		for _, x := range all {
-			written[x.id] = true
+			res.written[x.id] = true
+		}
+		for _, x := range rm {
+			res.removed[x.id] = true
 		}
 		return nil
 	}
@@ -363,40 +459,65 @@ func (c *call) writePool(ctx context.Context, pool string, items []flushItem, wr
 		return err
 	}
 	var errs []error
-	for _, x := range all {
-		if cur != nil {
-			if a, ok := cur.Spec.Allocations[x.key]; ok {
-				switch {
-				case a.ContainerID == x.alloc.ContainerID && a.IfName == x.alloc.IfName:
-					written[x.id] = true
-				case c.leaked(ctx, a, x.resv, x.alloc):
-					// Left by an attachment gone from this node that no longer holds the
-					// reservation (a write whose answer was lost, then its DEL): ours now.
-					err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
-						{Op: "test", Path: allocPath(x.key) + "/id", Value: a.ContainerID},
-						{Op: "test", Path: allocPath(x.key) + "/podref", Value: a.PodRef},
-						{Op: "replace", Path: allocPath(x.key), Value: x.alloc}})
-					if err == nil {
-						written[x.id] = true
-					} else {
-						errs = append(errs, fmt.Errorf("IPPool %s: taking over offset %s left by %s: %w", pool, x.key, a.PodRef, err))
-					}
-				default:
-					refused[x.id] = true
-					errs = append(errs, fmt.Errorf("IPPool %s: offset %s is held by %s, not %s", pool, x.key, a.PodRef, x.alloc.PodRef))
-				}
-				continue
+	for _, x := range rm {
+		a, ok := allocationOf(cur, x.key)
+		switch {
+		case !ok:
+			res.removed[x.id] = true
+		case a.ContainerID != x.alloc.ContainerID || a.IfName != x.alloc.IfName:
+			res.removed[x.id], res.held[x.id] = true, true
+		default:
+			err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
+				{Op: "test", Path: allocPath(x.key) + "/id", Value: a.ContainerID},
+				{Op: "test", Path: allocPath(x.key) + "/ifname", Value: a.IfName},
+				{Op: "remove", Path: allocPath(x.key)}})
+			if err == nil || apierrors.IsNotFound(err) {
+				res.removed[x.id] = true
+			} else {
+				errs = append(errs, fmt.Errorf("IPPool %s: taking out offset %s of %s: %w", pool, x.key, x.alloc.PodRef, err))
 			}
+		}
+	}
+	for _, x := range all {
+		if a, ok := allocationOf(cur, x.key); ok {
+			switch {
+			case a.ContainerID == x.alloc.ContainerID && a.IfName == x.alloc.IfName:
+				res.written[x.id] = true
+			case c.leaked(ctx, a, x.resv, x.alloc):
+				// Left by an attachment gone from this node that no longer holds the
+				// reservation (a write whose answer was lost, then its DEL): ours now.
+				err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
+					{Op: "test", Path: allocPath(x.key) + "/id", Value: a.ContainerID},
+					{Op: "test", Path: allocPath(x.key) + "/podref", Value: a.PodRef},
+					{Op: "replace", Path: allocPath(x.key), Value: x.alloc}})
+				if err == nil {
+					res.written[x.id] = true
+				} else {
+					errs = append(errs, fmt.Errorf("IPPool %s: taking over offset %s left by %s: %w", pool, x.key, a.PodRef, err))
+				}
+			default:
+				res.refused[x.id] = true
+				errs = append(errs, fmt.Errorf("IPPool %s: offset %s is held by %s, not %s", pool, x.key, a.PodRef, x.alloc.PodRef))
+			}
+			continue
 		}
 		err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
 			{Op: "test", Path: allocPath(x.key), Value: nil}, {Op: "add", Path: allocPath(x.key), Value: x.alloc}})
 		if err == nil {
-			written[x.id] = true
+			res.written[x.id] = true
 		} else {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func allocationOf(p *wbv1.IPPool, key string) (wbv1.IPAllocation, bool) {
+	if p == nil {
+		return wbv1.IPAllocation{}, false
+	}
+	a, ok := p.Spec.Allocations[key]
+	return a, ok
 }
 
 // leaked says whether pool entry a, found where the flusher writes alloc, was left by an

@@ -99,6 +99,7 @@ func TestLeakedEntryDoesNotBlockTheFlusher(t *testing.T) {
 		t.Fatal(err)
 	}
 	poolEntry(t, pool, slice, a, "c-leak-x") // the leak
+	recordGone(t, dir, "c-leak-x")
 	if got := addProcess(t, conf, "node-k", "c-leak-y"); got != a {
 		t.Fatalf("the next ADD got %s, not the leaked %s", got, a)
 	}
@@ -120,9 +121,25 @@ func TestDelRemovesAnEntryWhoseWriteMayHaveLanded(t *testing.T) {
 	if _, err := runPlugin("DEL", conf, "c-tried", "node-k", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=c-tried"); err != nil {
 		t.Fatal(err)
 	}
-	if got := ippool(t, pool).Spec.Allocations; len(got) != 0 {
-		t.Errorf("DEL left the entry whose write may have landed: %v", got)
-	}
+	// The DEL is written behind it, by the flusher.
+	eventually(t, func() error {
+		if got := ippool(t, pool).Spec.Allocations; len(got) != 0 {
+			return fmt.Errorf("DEL left the entry whose write may have landed: %v", got)
+		}
+		return nil
+	})
+}
+
+// recordGone waits until the flusher has carried out the DEL of container: its record is
+// gone once its pool entry and reservation are.
+func recordGone(t *testing.T, dir, container string) {
+	t.Helper()
+	eventually(t, func() error {
+		if _, err := os.Stat(filepath.Join(dir, container+"_net1")); !os.IsNotExist(err) {
+			return fmt.Errorf("record of %s still there (%v)", container, err)
+		}
+		return nil
+	})
 }
 
 // TestStartingFlusherOutlastsAProbe: a flusher that starts while a DEL or GC holds the

@@ -147,7 +147,7 @@ func (c *call) cachePool(name, rng string, p *wbv1.IPPool) *poolCache {
 	if recs, err := c.st.pendingRecords(0); err == nil {
 		for _, r := range recs {
 			for _, e := range r.Entries {
-				if key, _, ok := e.key(); ok && e.Pool == name && e.Pending {
+				if key, _, ok := e.key(); ok && e.Pool == name && (e.Pending || e.Releasing) {
 					pc.Taken[key] = true
 				}
 			}
@@ -263,6 +263,8 @@ type sliceCache struct {
 	Pool  string    `json:"pool"`
 	Range string    `json:"range"`
 	Read  time.Time `json:"read"`
+	// Shared is the NodeSlicePool's cniconf.AnnotationSharedWithWhereabouts.
+	Shared string `json:"shared,omitempty"`
 }
 
 func (s *state) slicePath() string { return filepath.Join(s.dir, ".slice") }
@@ -272,19 +274,19 @@ func (c *call) slicePool() string { return c.kube.namespace + "/" + c.cfg.SliceN
 
 // cachedSlice is the node's slice as last read, if it may still be used, and whether it is
 // due to be read again.
-func (c *call) cachedSlice() (p netip.Prefix, ok, due bool) {
+func (c *call) cachedSlice() (p netip.Prefix, shared string, ok, due bool) {
 	b, err := os.ReadFile(c.st.slicePath())
 	if err != nil {
-		return netip.Prefix{}, false, true
+		return netip.Prefix{}, "", false, true
 	}
 	sc := &sliceCache{}
 	if json.Unmarshal(b, sc) != nil {
-		return netip.Prefix{}, false, true
+		return netip.Prefix{}, "", false, true
 	}
 	rng := c.cfg.Ranges[0].Subnet.Masked()
 	p, err = netip.ParsePrefix(sc.Slice)
 	if err != nil || sc.Pool != c.slicePool() || sc.Range != rng.String() || !inside(p, rng) {
-		return netip.Prefix{}, false, true
+		return netip.Prefix{}, "", false, true
 	}
 	age := time.Since(sc.Read)
 	due = age > sliceCacheTTL || age < 0
@@ -293,13 +295,13 @@ func (c *call) cachedSlice() (p netip.Prefix, ok, due bool) {
 		limit = sliceCacheMax
 	}
 	if age > limit || age < 0 {
-		return netip.Prefix{}, false, due
+		return netip.Prefix{}, "", false, due
 	}
-	return p.Masked(), true, due
+	return p.Masked(), sc.Shared, true, due
 }
 
-func (c *call) cacheSlice(p netip.Prefix) {
-	sc := sliceCache{Slice: p.String(), Pool: c.slicePool(), Range: c.cfg.Ranges[0].Subnet.Masked().String(), Read: time.Now()}
+func (c *call) cacheSlice(p netip.Prefix, shared string) {
+	sc := sliceCache{Slice: p.String(), Pool: c.slicePool(), Range: c.cfg.Ranges[0].Subnet.Masked().String(), Read: time.Now(), Shared: shared}
 	if b, err := json.Marshal(sc); err == nil {
 		_ = writeIfChanged(c.st.slicePath(), b, 0o600)
 	}
@@ -307,9 +309,9 @@ func (c *call) cacheSlice(p netip.Prefix) {
 
 // refreshSlice reads the node's slice again when it is due, for the ADDs that go on with it.
 func (c *call) refreshSlice(ctx context.Context) error {
-	if _, _, due := c.cachedSlice(); !due {
+	if _, _, _, due := c.cachedSlice(); !due {
 		return nil
 	}
-	_, err := c.readSlice(ctx)
+	_, _, err := c.readSlice(ctx)
 	return err
 }

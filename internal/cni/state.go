@@ -58,6 +58,12 @@ type entry struct {
 	// Tried: a write of it was sent whose answer did not prove it failed (it may be in the
 	// pool): DEL removes it from the pool as if written.
 	Tried bool `json:"tried,omitempty"`
+	// Reserving: picked, its reservation being created by an ADD that let go of the node's
+	// lock meanwhile; the flusher leaves it alone until the reservation is the ADD's.
+	Reserving bool `json:"reserving,omitempty"`
+	// Releasing: its attachment had its DEL; the flusher takes it out of the pool (with the
+	// node's other pool writes), deletes its reservation, and then the record.
+	Releasing bool `json:"releasing,omitempty"`
 	// Tries and RetryAt hold back an entry the pool refused (its offset held by a live
 	// attachment of this node): the flusher tries it again at RetryAt, backing off, instead
 	// of a GET and a PATCH on every pass.

@@ -73,3 +73,8 @@ func NormalizeRange(r string) string {
 	}
 	return strings.NewReplacer(":", "-", "/", "-").Replace(r)
 }
+
+// AnnotationSharedWithWhereabouts lists, on a NodeSlicePool, the NADs (namespace/name) whose
+// whereabouts binaries allocate from its slices: the manager writes it, and the plugin
+// refuses the ADDs of a configuration there without whereabouts_lease.
+const AnnotationSharedWithWhereabouts = "rackwire.metal3.io/shared-with-whereabouts"

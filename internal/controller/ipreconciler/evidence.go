@@ -42,12 +42,18 @@ func (r *Reconciler) remember(obj client.Object) {
 	r.deleted[o.Spec.ContainerID] = ev
 }
 
-// evidence is what the records, present and deleted, say of a container's holder: its
-// recorded UID, when its earliest reservation was created, and whether a later sandbox of
-// its pod holds the interface.
-func (r *Reconciler) evidence(v *view, al nodeslicev1alpha1.IPAllocation) holder.Evidence {
+// evidence is what the records, present and deleted, say of an entry's holder: its
+// recorded UID, when its earliest reservation was created, whether a later sandbox of its
+// pod holds the interface, and the pod's other entries for it.
+func (r *Reconciler) evidence(v *view, e entry) holder.Evidence {
+	al := e.alloc
 	containerID := al.ContainerID
-	ev := holder.Evidence{UID: v.uid[containerID], ReservedAt: v.reservedAt[containerID]}
+	ev := holder.Evidence{UID: v.uid[containerID], ReservedAt: v.reservedAt[containerID], Addr: e.addr, IfName: al.IfName}
+	for _, s := range v.sandboxes[al.PodRef+"|"+al.IfName] {
+		if s.containerID != containerID {
+			ev.Siblings = append(ev.Siblings, s.addr)
+		}
+	}
 	r.mu.Lock()
 	gone, ok := r.deleted[containerID]
 	r.mu.Unlock()

@@ -51,7 +51,7 @@ func (r *Reconciler) reapAllocations(ctx context.Context, n networks, v *view, p
 		var ops []patchOp
 		var done []judged
 		for _, j := range js {
-			ev := r.evidence(v, j.alloc)
+			ev := r.evidence(v, j.entry)
 			reason, ok, err := r.verdict(ctx, r.Live, j.alloc.PodRef, ev)
 			if err != nil {
 				errs = append(errs, err)

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,6 +57,8 @@ type Reconciler struct {
 	// their holder: when a reservation is deleted under an allocation, what tells an earlier
 	// pod of the name from the live one goes with it.
 	deleted map[string]holder.Evidence
+	// warned is, per NAD UID, the whereabouts NADs it was last warned of sharing with.
+	warned map[types.UID]string
 }
 
 // plan is what a reconcile of a scope decided.
@@ -98,6 +101,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	r.scopes.add(scope)
+	if err := r.checkMixed(ctx, n.nads); err != nil {
+		return ctrl.Result{}, err
+	}
 	if len(n.scope.Ranges) == 0 {
 		return ctrl.Result{RequeueAfter: r.Resync}, nil
 	}
@@ -141,7 +147,7 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 	}
 	name := n.scope.NetworkName
 	for _, e := range v.entries {
-		ev := r.evidence(v, e.alloc)
+		ev := r.evidence(v, e)
 		reason, ok, err := r.verdict(ctx, r.Client, e.alloc.PodRef, ev)
 		if err != nil {
 			return nil, err
@@ -224,7 +230,8 @@ func (r *Reconciler) verdict(ctx context.Context, reader client.Reader, podRef s
 	}
 	hp := &holder.Pod{
 		UID: string(pod.UID), Created: pod.CreationTimestamp.Time, Node: pod.Spec.NodeName,
-		Finished: pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
+		Finished:   pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
+		Interfaces: holder.NetworkStatus(pod.Annotations[holder.AnnotationNetworkStatus]),
 	}
 	nodeExists := true
 	if hp.Node != "" {

@@ -62,7 +62,7 @@ func (r *Reconciler) restorePods(ctx context.Context, n networks, v *view, p *pl
 			errs = append(errs, client.IgnoreNotFound(err))
 			continue
 		}
-		if reason, _, err := r.verdict(ctx, r.Live, e.alloc.PodRef, r.evidence(v, e.alloc)); err != nil || reason != holder.Alive {
+		if reason, _, err := r.verdict(ctx, r.Live, e.alloc.PodRef, r.evidence(v, e)); err != nil || reason != holder.Alive {
 			errs = append(errs, err)
 			continue
 		}

@@ -61,17 +61,18 @@ var _ = Describe("The IP reconciler, under review, on a network without reservat
 	// A network without reservations (enable_overlapping_ranges: false): a pod's DEL never
 	// came (its node crashed) and the StatefulSet re-created the pod under its name with
 	// another sandbox. Nothing but the name ties the old entry to a pod, and the name is
-	// not an identity: the old entry must be reaped, not kept for the new pod forever.
-	// Pending, open in issue 24: without a reservation to date the sandbox, only the pod's
-	// network-status annotation (what whereabouts' own reconciler reads) could tell the
-	// entries apart; until then the earlier entry is kept for the pod's lifetime (a leak,
-	// never a double allocation).
-	PIt("reaps the entry of an earlier pod of the name on a network without reservations", func() {
+	// not an identity: the old entry must be reaped, not kept for the new pod forever. What
+	// tells them apart is the pod's network-status annotation (Multus writes it after the
+	// ADD, and whereabouts' own reconciler reads it): it lists the new sandbox's address on
+	// the interface, which the pool records for the pod under the other container.
+	It("reaps the entry of an earlier pod of the name on a network without reservations", func() {
 		old := createPod("amber-0", node)
 		stale := allocateOnly(amber, amber.rng, "10.73.0.5", old, "amb0ld01")
 		deletePod(old)
 		renewed := createPod("amber-0", node)
 		fresh := allocateOnly(amber, amber.rng, "10.73.0.6", renewed, "amb0new1")
+		renewed.Annotations = map[string]string{"k8s.v1.cni.cncf.io/network-status": `[{"name":"` + appNS + `/amber","interface":"net1","ips":["10.73.0.6"],"mac":"0a:58:0a:49:00:06"}]`}
+		Expect(k8s.Update(ctx, renewed)).To(Succeed())
 		Eventually(stale.allocated, 6*grace+5*time.Second).Should(BeFalse(),
 			"the entry of container amb0ld01 (the earlier amber-0) is kept for the re-created pod: leaked for its lifetime")
 		Expect(fresh.allocated()).To(BeTrue())

@@ -127,6 +127,12 @@ func (r *Reconciler) nadEvents() handler.EventHandler {
 				r.scopes.add(s)
 				q.Add(request(s))
 			}
+			// A whereabouts NAD on node slices may share them with any scope's.
+			if len(whereaboutsSlices(o)) > 0 {
+				for _, s := range r.scopes.all() {
+					q.Add(request(s))
+				}
+			}
 		}
 	}
 	return handler.Funcs{

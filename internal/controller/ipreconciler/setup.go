@@ -72,6 +72,7 @@ func Setup(mgr ctrl.Manager) error {
 // +kubebuilder:rbac:groups=whereabouts.cni.cncf.io,resources=ippools,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=whereabouts.cni.cncf.io,resources=overlappingrangeipreservations,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=network-attachment-definitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=whereabouts.cni.cncf.io,resources=nodeslicepools,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=k8s.cni.cncf.io,resources=ipamclaims,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
@@ -92,6 +93,9 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 		}
 		return nil
 	}); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &nadv1.NetworkAttachmentDefinition{}, whereaboutsIndex, whereaboutsSlices); err != nil {
 		return err
 	}
 	// Read in every reconcile, woken by nothing: an allocation coming or going needs no
@@ -126,17 +130,22 @@ func CacheOptions(o *cache.Options) {
 	o.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: TrimPod}
 }
 
-// TrimPod keeps of a Pod its identity, Node and phase; other objects pass unchanged.
+// TrimPod keeps of a Pod its identity, Node, phase and network status (which sandbox holds
+// its interfaces); other objects pass unchanged.
 func TrimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
+	var annotations map[string]string
+	if s, ok := p.Annotations[holder.AnnotationNetworkStatus]; ok {
+		annotations = map[string]string{holder.AnnotationNetworkStatus: s}
+	}
 	return &corev1.Pod{
 		TypeMeta: p.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{
 			Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
-			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp, Annotations: annotations,
 		},
 		Spec:   corev1.PodSpec{NodeName: p.Spec.NodeName},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},

@@ -48,6 +48,8 @@ type networks struct {
 	// to write in a NAD of their own namespace, and such a NAD must not turn the put-back
 	// off for the ranges of another.
 	unreserved []netip.Prefix
+	// nads are the scope's NADs.
+	nads []nadv1.NetworkAttachmentDefinition
 }
 
 // reserves says whether the scope keeps reservations at a: no NAD whose range holds it
@@ -66,7 +68,7 @@ func (r *Reconciler) networks(ctx context.Context, scope string) (networks, bool
 	if err := r.List(ctx, &list, client.MatchingFields{scopeIndex: indexKey(scope)}); err != nil {
 		return networks{}, false, err
 	}
-	n := networks{scope: holder.Scope{NetworkName: scope}, persistent: map[string]bool{}}
+	n := networks{scope: holder.Scope{NetworkName: scope}, persistent: map[string]bool{}, nads: list.Items}
 	found := false
 	for i := range list.Items {
 		cfg := []byte(list.Items[i].Spec.Config)
@@ -132,6 +134,14 @@ type view struct {
 	// latest is, per "<podref>|<ifname>", the container of the newest reservation the plugin
 	// made for it, and when: the pod's current sandbox for that interface.
 	latest map[string]sandbox
+	// sandboxes are, per "<podref>|<ifname>", the containers and addresses the scope's
+	// pools record for it.
+	sandboxes map[string][]recorded
+}
+
+type recorded struct {
+	containerID string
+	addr        netip.Addr
 }
 
 type sandbox struct {
@@ -156,6 +166,7 @@ func (r *Reconciler) read(ctx context.Context, n networks) (*view, error) {
 		byName: map[string]*nodeslicev1alpha1.OverlappingRangeIPReservation{}, reservedAt: map[string]time.Time{},
 		uid: map[string]string{}, recorded: map[string]bool{}, ranges: map[*nodeslicev1alpha1.IPPool]netip.Prefix{},
 		claimRefs: map[string]bool{}, containers: map[string]bool{}, latest: map[string]sandbox{},
+		sandboxes: map[string][]recorded{},
 	}
 	var pools nodeslicev1alpha1.IPPoolList
 	if err := r.List(ctx, &pools, client.InNamespace(r.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -179,6 +190,8 @@ func (r *Reconciler) read(ctx context.Context, n networks) (*view, error) {
 			v.recorded[recordKey(a, al.PodRef)] = true
 			if ours {
 				v.entries = append(v.entries, entry{pool: p, key: k, addr: a, alloc: al})
+				sk := al.PodRef + "|" + al.IfName
+				v.sandboxes[sk] = append(v.sandboxes[sk], recorded{containerID: al.ContainerID, addr: a})
 			}
 		}
 	}

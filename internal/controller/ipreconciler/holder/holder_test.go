@@ -45,6 +45,11 @@ func TestJudge(t *testing.T) {
 		{"finished", &Pod{UID: "u2", Created: created, Node: "n1", Finished: true}, true, Evidence{}, PodFinished},
 		{"its Node deleted", pod, false, Evidence{}, NodeGone},
 		{"not scheduled", &Pod{UID: "u2", Created: created}, false, Evidence{}, Alive},
+		{"the network status lists a sibling instead", withStatus(pod, "net1", "10.0.0.6"), true, evAt("10.0.0.5", "10.0.0.6"), PodReplaced},
+		{"the network status lists the record's address", withStatus(pod, "net1", "10.0.0.5"), true, evAt("10.0.0.5", "10.0.0.6"), Alive},
+		{"the network status lists an address the pod has no record of", withStatus(pod, "net1", "10.0.0.9"), true, evAt("10.0.0.5", "10.0.0.6"), Alive},
+		{"the network status lists a sibling on another interface", withStatus(pod, "net2", "10.0.0.6"), true, evAt("10.0.0.5", "10.0.0.6"), Alive},
+		{"no network status", pod, true, evAt("10.0.0.5", "10.0.0.6"), Alive},
 	} {
 		if got := Judge(c.pod, c.node, c.ev, skew); got != c.reason {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.reason)
@@ -114,5 +119,30 @@ func TestOwnsPool(t *testing.T) {
 		if got := c.scope.OwnsPool(c.name, c.rng); got != c.want {
 			t.Errorf("scope %q OwnsPool(%s, %s) = %v, want %v", c.scope.NetworkName, c.name, c.rng, got, c.want)
 		}
+	}
+}
+
+func withStatus(p *Pod, ifName, addr string) *Pod {
+	c := *p
+	c.Interfaces = NetworkStatus(`[{"name":"apps/blue","interface":"` + ifName + `","ips":["` + addr + `"]}]`)
+	return &c
+}
+
+func evAt(addr string, siblings ...string) Evidence {
+	ev := Evidence{Addr: netip.MustParseAddr(addr), IfName: "net1"}
+	for _, s := range siblings {
+		ev.Siblings = append(ev.Siblings, netip.MustParseAddr(s))
+	}
+	return ev
+}
+
+func TestNetworkStatus(t *testing.T) {
+	got := NetworkStatus(`[{"name":"k8s-pod-network","interface":"eth0","ips":["10.244.1.5"],"default":true},` +
+		`{"name":"apps/blue","interface":"net1","ips":["10.0.0.6/24","fd00::6"]}]`)
+	if len(got["net1"]) != 2 || got["net1"][0] != netip.MustParseAddr("10.0.0.6") || got["eth0"][0] != netip.MustParseAddr("10.244.1.5") {
+		t.Errorf("NetworkStatus = %v", got)
+	}
+	if NetworkStatus("not json") != nil || NetworkStatus("") != nil {
+		t.Error("an unreadable annotation says something")
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package holder
 
 import (
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -44,6 +45,9 @@ type Pod struct {
 	Created  time.Time
 	Node     string
 	Finished bool
+	// Interfaces are the addresses of each interface in the pod's network status (see
+	// NetworkStatus), nil when it has none.
+	Interfaces map[string][]netip.Addr
 }
 
 // Evidence is what the records say of the holder's identity.
@@ -58,6 +62,11 @@ type Evidence struct {
 	// another container for the same pod and interface, created after this one's): the
 	// kubelet starts a sandbox only once the one before is gone, so this one is.
 	Superseded bool
+	// Addr and IfName are the record's address and interface, and Siblings the addresses
+	// the network's pools record for the same pod and interface under other containers.
+	Addr     netip.Addr
+	IfName   string
+	Siblings []netip.Addr
 }
 
 // Judge says whether the pod named by a record still holds it. pod is nil when no pod of
@@ -73,6 +82,8 @@ func Judge(pod *Pod, nodeExists bool, ev Evidence, skew time.Duration) Reason {
 	case ev.UID != "" && ev.UID != pod.UID:
 		return PodReplaced
 	case ev.UID == "" && !ev.ReservedAt.IsZero() && ev.ReservedAt.Add(skew).Before(pod.Created):
+		return PodReplaced
+	case listsSibling(pod, ev.IfName, ev.Addr, ev.Siblings):
 		return PodReplaced
 	case pod.Finished:
 		return PodFinished

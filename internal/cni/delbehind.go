@@ -1,0 +1,167 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Where the pool is written behind the ADDs, a DEL is local too: it marks the attachment's
+// entries Releasing and answers, and the flusher takes them out of the pool in the same patch
+// as the node's other writes, then deletes their reservations, and only then the record and
+// the addresses' places in the node's view. Until then every address stays taken for the
+// node (view) and for the cluster (reservation, pool entry): a DEL that is written behind
+// frees later, never sooner.
+
+func releasing(r *record) bool {
+	for _, e := range r.Entries {
+		if e.Releasing {
+			return true
+		}
+	}
+	return false
+}
+
+// maybeWritten says whether e may be in its pool: written, or a write of it was sent.
+func maybeWritten(e entry) bool {
+	return !e.Pending || e.Flushing || e.Tried
+}
+
+// releaseBehind marks rec's entries Releasing, the node lock held; false when rec is not one
+// the flusher can release (no node slices, a claim's, an entry without a key): the DEL then
+// frees it itself.
+func (c *call) releaseBehind(rec *record) (bool, error) {
+	if !c.deferred() || rec.Claim != "" || len(rec.Entries) == 0 {
+		return false, nil
+	}
+	for _, e := range rec.Entries {
+		if _, _, ok := e.key(); !ok {
+			return false, nil
+		}
+	}
+	for i := range rec.Entries {
+		rec.Entries[i].Releasing, rec.Entries[i].Tries, rec.Entries[i].RetryAt = true, 0, time.Time{}
+	}
+	if err := c.st.save(rec); err != nil {
+		return false, err
+	}
+	return true, c.st.markPending(rec.ContainerID, rec.IfName)
+}
+
+// unreserveReleased deletes the reservations of a released record whose pool entries are
+// out, except where another holder has the offset now.
+func (c *call) unreserveReleased(ctx context.Context, r *record, res *flushResult) error {
+	gone := *c
+	gone.containerID, gone.ifName = r.ContainerID, r.IfName
+	gone.podNS, gone.podName, _ = strings.Cut(r.PodRef, "/")
+	var errs []error
+	for _, e := range r.Entries {
+		id := e.Pool + "/" + e.Address
+		if maybeWritten(e) && !res.removed[id] {
+			return errors.New("pool entry not taken out yet")
+		}
+		a, err := netip.ParseAddr(e.Address)
+		if err != nil || res.held[id] {
+			continue
+		}
+		errs = append(errs, gone.unreserveName(ctx, ReservationName(c.cfg.PoolNetwork(), a)))
+	}
+	return errors.Join(errs...)
+}
+
+// finishRelease drops a released record, the node lock held, once done; else it holds
+// it back for its next try.
+func (c *call) finishRelease(r *record, done bool) error {
+	cur, err := c.st.load(r.ContainerID, r.IfName)
+	if err != nil || cur == nil {
+		return err
+	}
+	if !releasing(cur) {
+		return nil // released meanwhile, and added again
+	}
+	if !done {
+		for i := range cur.Entries {
+			e := &cur.Entries[i]
+			e.Tries++
+			e.RetryAt = time.Now().Add(flushBackoff(e.Tries))
+		}
+		return c.st.save(cur)
+	}
+	for _, e := range cur.Entries {
+		if key, _, ok := e.key(); ok {
+			c.noteCached(e.Pool, e.Range, key, false)
+		}
+	}
+	c.st.unmarkPending(cur)
+	return c.st.remove(cur.ContainerID, cur.IfName)
+}
+
+// afterRelease waits, for an ADD of an attachment whose DEL is still being written behind,
+// until the flusher has released it (or frees it itself when no flusher lives): the new
+// allocation must not meet the old one's reservation deletes. The lock is held on return;
+// the record is then gone (nil).
+func (c *call) afterRelease(ctx context.Context, rec *record) (*record, error) {
+	for rec != nil && releasing(rec) {
+		if !c.st.flusherAlive() {
+			return nil, c.release(ctx, rec)
+		}
+		c.st.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		if err := c.st.Lock(); err != nil {
+			return nil, err
+		}
+		var err error
+		if rec, err = c.st.load(rec.ContainerID, rec.IfName); err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
+}
+
+// releaseNow carries out, the node lock held, the DELs of the node still waiting for the
+// flusher, and says how many.
+func (c *call) releaseNow(ctx context.Context) (int, error) {
+	if !c.deferred() {
+		return 0, nil
+	}
+	recs, err := c.st.pendingRecords(0)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range recs {
+		if !releasing(r) {
+			continue
+		}
+		gone := *c
+		gone.containerID, gone.ifName = r.ContainerID, r.IfName
+		gone.podNS, gone.podName, _ = strings.Cut(r.PodRef, "/")
+		if err := gone.release(ctx, r); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
