@@ -154,7 +154,7 @@ spec: {os: eos, ip: 10.0.0.1, hostKeys: ["sw1 ssh-ed25519 AAAA"], credentialsSec
 apiVersion: metal3.io/v1alpha1
 kind: SwitchResourceLimit
 metadata: {name: my-limit}
-spec: {vlanRange: "1-10"}`, "", "metadata.name must be user-limit"),
+spec: {vlanRange: "2-10"}`, "", "metadata.name must be user-limit"),
 		Entry("resource limit with VLAN 4095", `
 apiVersion: metal3.io/v1alpha1
 kind: SwitchResourceLimit

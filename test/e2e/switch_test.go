@@ -77,7 +77,7 @@ var _ = Describe("switch ports on a real switch", Ordered, func() {
 		k8s = env.Client
 		Expect(k8s.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
-			Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1-200"},
+			Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "2-200"},
 		})).To(Succeed())
 	})
 

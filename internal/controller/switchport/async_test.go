@@ -32,7 +32,7 @@ var _ = Describe("a switch that does not answer", func() {
 	var ns string
 	BeforeEach(func() {
 		ns = newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 	})
 
 	It("holds no worker: another switch's ports go on while its runs never end", func() {

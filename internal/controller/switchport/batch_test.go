@@ -29,10 +29,10 @@ import (
 var _ = Describe("48 ports of one switch linked at once", func() {
 	It("reach Active in a few driver runs, never two at once on the switch", func() {
 		ns := newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 		ports := map[string]networkv1alpha1.PortInfo{}
 		for i := range 48 {
-			ports[fmt.Sprintf("p%02d", i)] = networkv1alpha1.PortInfo{Name: fmt.Sprintf("swp%d", i), VLANRange: "1, 6-10"}
+			ports[fmt.Sprintf("p%02d", i)] = networkv1alpha1.PortInfo{Name: fmt.Sprintf("swp%d", i), VLANRange: "2, 6-10"}
 		}
 		f := newSwitch(ns, "tor", ports)
 		newConfiguration(ns, "web", 6, "7-10")

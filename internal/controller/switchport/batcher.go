@@ -28,6 +28,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -89,6 +90,9 @@ type switchQueue struct {
 	lastErr   error
 	// lastSubmit is when the newest request arrived: a run starts once requests stop coming.
 	lastSubmit time.Time
+	// wakeAt is when the runner, waiting for requests to stop coming, looks at the queue
+	// again; tests that drive the clock by hand step it only while the runner waits.
+	wakeAt time.Time
 }
 
 // Batcher coalesces the requests of one switch into one driver call, and decouples them from
@@ -122,6 +126,9 @@ type Batcher struct {
 	syncs   atomic.Int64
 	// expected are the requests on their way, by requester (expect.go).
 	expected map[string]expectation
+	// clock times the windows; tests drive it by hand, so that what they check does not
+	// depend on how fast the machine runs them.
+	clock clock.Clock
 }
 
 // NewBatcher returns a Batcher; timeout bounds each driver call.
@@ -129,6 +136,7 @@ func NewBatcher(window, timeout time.Duration) *Batcher {
 	return &Batcher{
 		Window: window, MaxWindow: 10 * window, Timeout: timeout, MaxTimeout: 2 * timeout, BreakAfter: 3, BreakBase: 30 * time.Second, BreakMax: 10 * time.Minute,
 		queues: map[types.NamespacedName]*switchQueue{}, tickets: map[string]*ticket{}, wake: map[string]func(types.NamespacedName){},
+		clock: clock.RealClock{},
 	}
 }
 
@@ -213,7 +221,7 @@ func (b *Batcher) submitLocked(t *ticket, sw types.NamespacedName, d switchdrive
 	// The newest driver wins: it carries the newest credentials.
 	q.driver, q.source = d, source
 	q.pending = append(q.pending, t)
-	q.lastSubmit = time.Now()
+	q.lastSubmit = b.clock.Now()
 	if !q.running {
 		q.running = true
 		go b.run(sw, q)
@@ -281,7 +289,7 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 			return
 		}
 		var results []result
-		open := time.Now().Before(q.openUntil)
+		open := b.clock.Now().Before(q.openUntil)
 		if open {
 			err := fmt.Errorf("%w: switch %s failed %d runs in a row, the last with: %w; the next run starts at %s",
 				ErrCircuitOpen, sw, q.failed, q.lastErr, q.openUntil.UTC().Format(time.RFC3339))
@@ -292,7 +300,7 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 		for _, t := range batch {
 			t.running = true
 		}
-		quiet := time.Since(q.lastSubmit)
+		quiet := b.clock.Since(q.lastSubmit)
 		b.mu.Unlock()
 		// When a run starts after its requests, and how many it carries: a burst's time to
 		// its run is otherwise only seen from outside.
@@ -307,19 +315,23 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 // settle returns once no request has reached the queue for Window and none is expected (see
 // Expect), or MaxWindow has passed.
 func (b *Batcher) settle(sw types.NamespacedName, q *switchQueue) {
-	deadline := time.Now().Add(max(b.MaxWindow, b.Window))
+	deadline := b.clock.Now().Add(max(b.MaxWindow, b.Window))
 	for {
 		b.mu.Lock()
-		wait := b.Window - time.Since(q.lastSubmit)
+		now := b.clock.Now()
+		wait := b.Window - now.Sub(q.lastSubmit)
 		if b.expecting(sw) {
 			wait = max(wait, expectPoll)
 		}
-		b.mu.Unlock()
-		wait = min(wait, time.Until(deadline))
+		wait = min(wait, deadline.Sub(now))
 		if wait <= 0 {
+			b.mu.Unlock()
 			return
 		}
-		time.Sleep(wait)
+		tick := b.clock.After(wait)
+		q.wakeAt = now.Add(wait)
+		b.mu.Unlock()
+		<-tick
 	}
 }
 
@@ -332,7 +344,7 @@ func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticke
 			q.failed++
 			q.lastErr = results[0].err
 			if q.failed >= b.BreakAfter && b.BreakAfter > 0 {
-				q.openUntil = time.Now().Add(min(b.BreakBase<<min(q.failed-b.BreakAfter, 16), b.BreakMax))
+				q.openUntil = b.clock.Now().Add(min(b.BreakBase<<min(q.failed-b.BreakAfter, 16), b.BreakMax))
 				// The Switch says so in its condition.
 				if wake := b.wake["switch"]; wake != nil {
 					go wake(sw)

@@ -19,11 +19,13 @@ package switchport
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/switchdriver"
@@ -36,19 +38,23 @@ func TestBatcherCoalescesPerSwitch(t *testing.T) {
 	reg := fake.NewRegistry()
 	a, b := reg.Get("ns", "a"), reg.Get("ns", "b")
 	bt := NewBatcher(100*time.Millisecond, 5*time.Second)
+	m := driveByHand(t, bt)
 	ctx := context.Background()
+	keyA, keyB := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
 	var wg sync.WaitGroup
 	errs := make(chan error, 40)
 	for i := range 20 {
 		for _, sw := range []struct {
 			key types.NamespacedName
 			d   switchdriver.Driver
-		}{{types.NamespacedName{Namespace: "ns", Name: "a"}, a}, {types.NamespacedName{Namespace: "ns", Name: "b"}, b}} {
+		}{{keyA, a}, {keyB, b}} {
 			wg.Go(func() {
 				errs <- bt.Apply(ctx, sw.key, sw.d, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
 			})
 		}
 	}
+	m.until(func() bool { return m.pending(keyA) == 20 && m.pending(keyB) == 20 })
+	m.step(100*time.Millisecond, keyA, keyB)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -68,32 +74,39 @@ func TestBatcherCoalescesPerSwitch(t *testing.T) {
 
 // A burst that takes several windows to reach the queue, each request within a window of the
 // last, meets in one call: the run starts once requests stop coming, not a window after the
-// first. A steady stream is cut at MaxWindow, so it still gets runs.
+// first. A steady stream is cut at MaxWindow, so it still gets runs. The clock is driven by
+// hand: twelve requests 60ms apart (seven windows of 100ms), then quiet.
 func TestBatcherWaitsForTheBurstToEnd(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		max   time.Duration
-		calls func(n int) bool
+		name string
+		max  time.Duration
+		runs []int // the ports of each run, in order
 	}{
-		{"burst", time.Minute, func(n int) bool { return n == 1 }},
-		{"stream", 250 * time.Millisecond, func(n int) bool { return n >= 2 }},
+		{"burst", time.Minute, []int{12}},
+		// Runs are cut at 250ms (requests at 0-240ms), at 600ms (300-540ms, MaxWindow after
+		// the second run's window opened at 300ms), and after the quiet (600-660ms).
+		{"stream", 250 * time.Millisecond, []int{5, 5, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := fake.NewRegistry()
 			f := reg.Get("ns", "a")
 			bt := NewBatcher(100*time.Millisecond, 5*time.Second)
 			bt.MaxWindow = tc.max
+			m := driveByHand(t, bt)
 			key := types.NamespacedName{Namespace: "ns", Name: "a"}
-			var wg sync.WaitGroup
 			for i := range 12 {
-				wg.Go(func() {
-					_ = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
-				})
-				time.Sleep(60 * time.Millisecond) // the burst spans 720ms, seven windows
+				if i > 0 {
+					m.step(60*time.Millisecond, key)
+				}
+				bt.Submit(fmt.Sprintf("port/ns/p%d", i), key, f, "", applyOp(switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}}))
 			}
-			wg.Wait()
-			if n := len(f.ApplyCalls()); !tc.calls(n) {
-				t.Errorf("%s: %d apply calls", tc.name, n)
+			m.step(100*time.Millisecond, key)
+			var runs []int
+			for _, c := range f.ApplyCalls() {
+				runs = append(runs, len(c.Changes))
+			}
+			if !slices.Equal(runs, tc.runs) {
+				t.Errorf("%s: runs of %v ports, want %v", tc.name, runs, tc.runs)
 			}
 		})
 	}
@@ -124,28 +137,28 @@ func TestBatcherReportsPerPortFailure(t *testing.T) {
 func TestBatcherLimitGrowsWithTheBatch(t *testing.T) {
 	reg := fake.NewRegistry()
 	f := reg.Get("ns", "a")
-	f.Hang()
-	defer f.Release()
-	bt := NewBatcher(10*time.Millisecond, 100*time.Millisecond)
-	bt.PerPort = 200 * time.Millisecond
-	bt.MaxTimeout = time.Minute
+	bt := NewBatcher(10*time.Millisecond, time.Minute)
+	bt.PerPort = time.Minute
+	bt.MaxTimeout = time.Hour
+	m := driveByHand(t, bt)
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
 	limitOf := func(ports int) time.Duration {
-		var wg sync.WaitGroup
-		start := time.Now()
 		for i := range ports {
-			wg.Go(func() {
-				_ = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
-			})
+			bt.Submit(fmt.Sprintf("port/ns/p%d", i), key, f, "", applyOp(switchdriver.Change{Port: fmt.Sprintf("p%d", i), Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}}))
 		}
-		wg.Wait()
-		return time.Since(start)
+		m.step(10*time.Millisecond, key)
+		calls := f.ApplyCalls()
+		if len(calls) == 0 || len(calls[len(calls)-1].Changes) != ports {
+			t.Fatalf("want a call of %d ports, got %+v", ports, calls)
+		}
+		// The fake reads the limit off the call's deadline, a moment after it was set.
+		return calls[len(calls)-1].Limit.Round(time.Minute)
 	}
-	if got := limitOf(1); got < 300*time.Millisecond || got > 2*time.Second {
-		t.Errorf("one port: the call ended after %v, want about 300ms", got)
+	if got := limitOf(1); got != 2*time.Minute {
+		t.Errorf("one port: the call was given %v, want Timeout plus one PerPort (2m)", got)
 	}
-	if got := limitOf(4); got < 900*time.Millisecond || got > 3*time.Second {
-		t.Errorf("four ports: the call ended after %v, want about 900ms", got)
+	if got := limitOf(4); got != 5*time.Minute {
+		t.Errorf("four ports: the call was given %v, want Timeout plus four PerPort (5m)", got)
 	}
 }
 
@@ -157,6 +170,7 @@ func TestBatcherJoinsOnlyTheFormingRunOfTheSameProvider(t *testing.T) {
 	f := reg.Get("ns", "a")
 	sw := types.NamespacedName{Namespace: "ns", Name: "a"}
 	bt := NewBatcher(200*time.Millisecond, 5*time.Second)
+	m := driveByHand(t, bt)
 	ch := func(p string) op {
 		return applyOp(switchdriver.Change{Port: p, Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
 	}
@@ -173,18 +187,11 @@ func TestBatcherJoinsOnlyTheFormingRunOfTheSameProvider(t *testing.T) {
 	if !bt.Join("port/ns/p1", sw, "v1", ch("p1")) {
 		t.Fatal("did not join the forming run of the same provider version")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	done := map[string]bool{}
-	for len(done) < 2 {
-		for _, p := range []string{"p0", "p1"} {
-			if _, ok, _ := bt.Take("port/ns/"+p, ch(p)); ok {
-				done[p] = true
-			}
+	m.step(200*time.Millisecond, sw)
+	for _, p := range []string{"p0", "p1"} {
+		if _, ok, _ := bt.Take("port/ns/"+p, ch(p)); !ok {
+			t.Fatalf("the run did not end the request of %s", p)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not end both requests: %v", done)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	if calls := f.ApplyCalls(); len(calls) != 1 || len(calls[0].Changes) != 2 {
 		t.Fatalf("want one apply of both ports, got %+v", calls)
@@ -196,53 +203,48 @@ func TestBatcherJoinsOnlyTheFormingRunOfTheSameProvider(t *testing.T) {
 
 // A run does not start while a request is announced and not yet made (a link whose reconcile
 // lags), an older generation's reconcile does not clear the announcement, and an announcement
-// never made good holds runs back for at most MaxWindow.
+// never made good holds runs back for MaxWindow, no longer.
 func TestBatcherWaitsForExpectedRequests(t *testing.T) {
 	reg := fake.NewRegistry()
 	f := reg.Get("ns", "a")
 	sw := types.NamespacedName{Namespace: "ns", Name: "a"}
 	bt := NewBatcher(100*time.Millisecond, 5*time.Second)
 	bt.MaxWindow = time.Second
+	m := driveByHand(t, bt)
 	ch := func(p string) op {
 		return applyOp(switchdriver.Change{Port: p, Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
 	}
-	takeAll := func(ports ...string) {
+	taken := func(ports ...string) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		done := map[string]bool{}
-		for len(done) < len(ports) {
-			for _, p := range ports {
-				if _, ok, _ := bt.Take("port/ns/"+p, ch(p)); ok {
-					done[p] = true
-				}
+		for _, p := range ports {
+			if _, ok, _ := bt.Take("port/ns/"+p, ch(p)); !ok {
+				t.Fatalf("the run did not end the request of %s", p)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the run did not end the requests: %v", done)
-			}
-			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	bt.Expect(sw, "port/ns/p1", 3)
 	bt.Submit("port/ns/p0", sw, f, "v1", ch("p0"))
 	bt.Arrived("port/ns/p1", 2) // a reconcile of the generation before the link
-	time.Sleep(400 * time.Millisecond)
+	m.step(400*time.Millisecond, sw)
 	if n := len(f.ApplyCalls()); n != 0 {
 		t.Fatalf("%d runs started while a request was expected", n)
 	}
 	bt.Submit("port/ns/p1", sw, f, "v1", ch("p1"))
 	bt.Arrived("port/ns/p1", 3)
-	takeAll("p0", "p1")
+	m.step(100*time.Millisecond, sw)
+	taken("p0", "p1")
 	if calls := f.ApplyCalls(); len(calls) != 1 || len(calls[0].Changes) != 2 {
 		t.Fatalf("want one apply of both ports, got %+v", calls)
 	}
 
 	bt.Expect(sw, "port/ns/gone", 1)
-	start := time.Now()
 	bt.Submit("port/ns/p2", sw, f, "v1", ch("p2"))
-	takeAll("p2")
-	if took := time.Since(start); took < bt.MaxWindow/2 || took > bt.MaxWindow+2*time.Second {
-		t.Fatalf("a request never made held the run for %v (MaxWindow %v)", took, bt.MaxWindow)
+	m.step(bt.MaxWindow-time.Millisecond, sw)
+	if n := len(f.ApplyCalls()); n != 1 {
+		t.Fatalf("a run started %v after its request while another was still expected (MaxWindow %v)", bt.MaxWindow-time.Millisecond, bt.MaxWindow)
 	}
+	m.step(time.Millisecond, sw)
+	taken("p2")
 }
 
 // Issue 27, defect 9: a call's limit grew by PerPort for every port, read or changed, so a
@@ -274,6 +276,61 @@ func TestBatcherLimitIsBoundedWhateverThePortCount(t *testing.T) {
 		}
 		if c.Limit > want {
 			t.Errorf("a %s call of %d ports was given %v, want at most %v", c.Op, len(c.Ports)+len(c.Changes), c.Limit.Round(time.Second), want)
+		}
+	}
+}
+
+// byHand drives a Batcher's clock, so that what a test sees does not depend on how fast the
+// machine runs it.
+type byHand struct {
+	t  *testing.T
+	bt *Batcher
+	fc *clocktesting.FakeClock
+}
+
+func driveByHand(t *testing.T, bt *Batcher) byHand {
+	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	bt.clock = fc
+	return byHand{t: t, bt: bt, fc: fc}
+}
+
+// step moves the clock on by d and returns once the runners of the switches have acted on
+// it: each waits for its clock again, or has drained its queue.
+func (m byHand) step(d time.Duration, sws ...types.NamespacedName) {
+	m.t.Helper()
+	m.until(func() bool { return m.parked(sws...) })
+	m.fc.Step(d)
+	m.until(func() bool { return m.parked(sws...) })
+}
+
+// parked reports whether the runner of each switch waits for a time still ahead on the
+// clock, or has drained its queue: one that has been woken, or is driving the switch, is not.
+func (m byHand) parked(sws ...types.NamespacedName) bool {
+	m.bt.mu.Lock()
+	defer m.bt.mu.Unlock()
+	for _, sw := range sws {
+		if q := m.bt.queues[sw]; q != nil && q.running && !q.wakeAt.After(m.fc.Now()) {
+			return false
+		}
+	}
+	return true
+}
+
+func (m byHand) pending(sw types.NamespacedName) int {
+	m.bt.mu.Lock()
+	defer m.bt.mu.Unlock()
+	if q := m.bt.queues[sw]; q != nil {
+		return len(q.pending)
+	}
+	return 0
+}
+
+// until polls for what the runner goroutines do; the deadline only stops a test that hangs.
+func (m byHand) until(cond func() bool) {
+	m.t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			m.t.Fatal("the batcher's runners never came to rest")
 		}
 	}
 }

@@ -30,7 +30,7 @@ import (
 var _ = Describe("drift reads of one switch", func() {
 	It("read every steady port of the switch in one run per interval, however far apart the ports settled", func() {
 		ns := newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 		ports := map[string]networkv1alpha1.PortInfo{}
 		var physical []string
 		for i := range 6 {

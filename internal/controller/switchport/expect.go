@@ -56,7 +56,7 @@ func (b *Batcher) Expect(sw types.NamespacedName, key string, gen int64) {
 	if b.expected == nil {
 		b.expected = map[string]expectation{}
 	}
-	b.expected[key] = expectation{sw: sw, gen: gen, at: time.Now()}
+	b.expected[key] = expectation{sw: sw, gen: gen, at: b.clock.Now()}
 }
 
 // Arrived notes that the requester's reconcile of generation gen has run: any request it
@@ -75,7 +75,7 @@ func (b *Batcher) expecting(sw types.NamespacedName) bool {
 	found := false
 	for key, e := range b.expected {
 		switch {
-		case time.Since(e.at) > max(b.MaxWindow, b.Window):
+		case b.clock.Since(e.at) > max(b.MaxWindow, b.Window):
 			delete(b.expected, key)
 		case e.sw == sw:
 			found = true

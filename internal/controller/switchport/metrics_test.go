@@ -37,8 +37,8 @@ var _ = Describe("switch metrics", func() {
 		DeferCleanup(srv.Close)
 
 		ns := newNamespace()
-		newLimit(ns, "1, 6-10")
-		sw := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"p0": {Name: "port0", VLANRange: "1, 6-10"}})
+		newLimit(ns, "2, 6-10")
+		sw := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"p0": {Name: "port0", VLANRange: "2, 6-10"}})
 		Eventually(stateOf(ns, "p0")).Should(Equal(networkv1alpha1.StateIdle))
 		newConfiguration(ns, "web", 6, "7-10")
 		Expect(link(k8s, ns, "p0", "web")).To(Succeed())

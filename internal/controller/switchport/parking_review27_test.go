@@ -34,7 +34,7 @@ import (
 var _ = Describe("a Switch whose parking VLAN moves", func() {
 	It("gives its Active tagged-only trunks the new parking VLAN as native VLAN", func() {
 		ns := newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"e0": {Name: "port0"}})
 		newConfiguration(ns, "trunk", 0, "6-7")
 		Eventually(stateOf(ns, "e0")).Should(Equal(idle))

@@ -41,7 +41,7 @@ var _ = Describe("switch ports safe to share", func() {
 	var ns string
 	BeforeEach(func() {
 		ns = newNamespace()
-		newLimit(ns, "1, 6-10, 300")
+		newLimit(ns, "2, 6-10, 300")
 	})
 
 	updateSwitch := func(name string, edit func(*networkv1alpha1.Switch)) {
@@ -108,7 +108,7 @@ var _ = Describe("switch ports safe to share", func() {
 
 	It("moves an entry to another namespace: the old SwitchPort cleans the physical port before the new one takes it", func() {
 		tenant := newNamespace()
-		newLimit(tenant, "1, 6-10")
+		newLimit(tenant, "2, 6-10")
 		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"p0": {Name: "port0"}})
 		newConfiguration(ns, "web", 6, "7-10")
 		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
@@ -140,7 +140,7 @@ var _ = Describe("switch ports safe to share", func() {
 			if err := k8s.Get(ctx, key(ns, networkv1alpha1.SwitchResourceLimitName), l); err != nil {
 				return err
 			}
-			l.Spec.VLANRange, l.Spec.SharedVLANRange = "1-200", "1-200"
+			l.Spec.VLANRange, l.Spec.SharedVLANRange = "2-200", "2-200"
 			return k8s.Update(ctx, l)
 		}
 		Expect(shrink()).To(MatchError(And(ContainSubstring("VLANs 300 are in use or being applied"), ContainSubstring("SwitchPort p0"))))

@@ -45,9 +45,9 @@ var _ = Describe("the SwitchPort state machine", func() {
 	)
 	BeforeEach(func() {
 		ns = newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 		sw = newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{
-			"p0": {Name: "port0", VLANRange: "1, 6-10"},
+			"p0": {Name: "port0", VLANRange: "2, 6-10"},
 		})
 		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
 	})
@@ -91,7 +91,7 @@ var _ = Describe("the SwitchPort state machine", func() {
 		cleaned := cleans(sw, "port0")
 
 		By("linking another configuration: reconfigured in place too")
-		newConfiguration(ns, "db", 1, "")
+		newConfiguration(ns, "db", 2, "")
 		Expect(link(k8s, ns, "p0", "db")).To(Succeed())
 		Eventually(func() string {
 			ref := port(ns, "p0").Status.ConfigurationRef
@@ -100,7 +100,7 @@ var _ = Describe("the SwitchPort state machine", func() {
 			}
 			return ref.Name
 		}).Should(Equal("db"))
-		Eventually(onSwitch(sw, "port0")).Should(HaveField("UntaggedVLAN", HaveValue(BeEquivalentTo(1))))
+		Eventually(onSwitch(sw, "port0")).Should(HaveField("UntaggedVLAN", HaveValue(BeEquivalentTo(2))))
 		Expect(stateOf(ns, "p0")()).To(Equal(active))
 		Expect(cleans(sw, "port0")).To(Equal(cleaned), "relinking passes through no clean state")
 
@@ -176,7 +176,7 @@ var _ = Describe("the Switch reconciler", func() {
 	var ns string
 	BeforeEach(func() {
 		ns = newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 	})
 
 	It("reports a missing provider, missing credentials and a failed check on Ready", func() {
@@ -209,7 +209,7 @@ var _ = Describe("the Switch reconciler", func() {
 
 	It("retires a removed port through Cleaning, never yanking its configuration", func() {
 		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{
-			"p0": {Name: "port0", VLANRange: "1, 6-10"}, "p1": {Name: "port1"},
+			"p0": {Name: "port0", VLANRange: "2, 6-10"}, "p1": {Name: "port1"},
 		})
 		newConfiguration(ns, "web", 6, "7-10")
 		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
@@ -231,7 +231,7 @@ var _ = Describe("the Switch reconciler", func() {
 		tenant := newNamespace()
 		newLimit(tenant, "100-200")
 		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{
-			"p0": {Name: "port0", VLANRange: "1, 6-10"},
+			"p0": {Name: "port0", VLANRange: "2, 6-10"},
 			"t0": {Name: "port7", Namespace: tenant},
 		})
 		newConfiguration(ns, "web", 6, "7-10")

@@ -32,7 +32,7 @@ var _ = Describe("entries whose physical ports are swapped", func() {
 	var ns string
 	BeforeEach(func() {
 		ns = newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 	})
 
 	rotate := func(n int) {

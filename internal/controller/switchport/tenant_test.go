@@ -61,9 +61,9 @@ var _ = Describe("a tenant", Ordered, func() {
 	BeforeAll(func() {
 		tenantRole()
 		ns = newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 		newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{
-			"trunk":  {Name: "port0", VLANRange: "1, 6-10"},
+			"trunk":  {Name: "port0", VLANRange: "2, 6-10"},
 			"access": {Name: "port1", VLANRange: "6-10", TrunkDisable: true},
 		})
 		Expect(k8s.Create(ctx, &rbacv1.RoleBinding{
@@ -89,7 +89,7 @@ var _ = Describe("a tenant", Ordered, func() {
 	})
 
 	It("is refused, with a readable kubectl message, outside its limit, the port's vlanRange or trunkDisable", func() {
-		Expect(tenant.Create(ctx, configuration(ns, "native1", 1, ""))).To(Succeed())
+		Expect(tenant.Create(ctx, configuration(ns, "native2", 2, ""))).To(Succeed())
 		Expect(tenant.Create(ctx, configuration(ns, "tagged", 6, "7-8"))).To(Succeed())
 
 		user, err := testEnv.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
@@ -120,11 +120,11 @@ metadata:
 spec:
   untaggedVLAN: 6
   vlans: "7-12"
-`, "apply", "-f", "-")).To(ContainSubstring(`spec.vlans: Invalid value: "7-12": VLANs 11-12 are outside the namespace's SwitchResourceLimit user-limit (1, 6-10)`))
+`, "apply", "-f", "-")).To(ContainSubstring(`spec.vlans: Invalid value: "7-12": VLANs 11-12 are outside the namespace's SwitchResourceLimit user-limit (2, 6-10)`))
 
 		By("a VLAN outside the port's vlanRange")
-		Expect(asTenant("", "patch", "switchport", "access", "--type=merge", "-p", `{"spec":{"configuration":{"name":"native1"}}}`)).To(
-			ContainSubstring(`spec.configuration.untaggedVLAN: Invalid value: 1: VLAN is outside the vlanRange "6-10" of port port1`))
+		Expect(asTenant("", "patch", "switchport", "access", "--type=merge", "-p", `{"spec":{"configuration":{"name":"native2"}}}`)).To(
+			ContainSubstring(`spec.configuration.untaggedVLAN: Invalid value: 2: VLAN is outside the vlanRange "6-10" of port port1`))
 
 		By("a trunk on a trunkDisable port")
 		Expect(asTenant("", "patch", "switchport", "access", "--type=merge", "-p", `{"spec":{"configuration":{"name":"tagged"}}}`)).To(
@@ -170,7 +170,7 @@ var _ = Describe("the switch webhooks", func() {
 	BeforeEach(func() { ns = newNamespace() })
 
 	It("refuse bad VLANs, ACLs, limits, ports and providers with the field path", func() {
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 		c := configuration(ns, "bad", 6, "")
 		c.Spec.ACL = []networkv1alpha1.ACL{
 			{Type: "ipv4", Action: "allow", Protocol: "TCP", Src: "fd00::/64"},
@@ -193,7 +193,7 @@ var _ = Describe("the switch webhooks", func() {
 			Expect(k8s.Get(ctx, key(ns, networkv1alpha1.SwitchResourceLimitName), l)).To(Succeed())
 			return l.Status.UsedVLANs
 		}).Should(Equal("6-10"))
-		l.Spec.VLANRange = "1, 6-8"
+		l.Spec.VLANRange = "2, 6-8"
 		Expect(k8s.Update(ctx, l)).To(MatchError(ContainSubstring("spec.vlanRange: Forbidden: VLANs 9-10 are in use")))
 
 		sw := switchObj(ns, "dup", map[string]networkv1alpha1.PortInfo{"a": {Name: "e1"}, "b": {Name: "e1"}})
@@ -209,7 +209,7 @@ var _ = Describe("the switch webhooks", func() {
 		Expect(k8s.Create(ctx, fos)).To(MatchError(And(ContainSubstring("spec.os"),
 			ContainSubstring("os fos is not supported"), ContainSubstring("network-runner"), ContainSubstring("junos"))))
 
-		newLimit(ns, "1-100")
+		newLimit(ns, "2-100")
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "arista-creds"},
 			StringData: map[string]string{"username": "u", "password": "p", "enableSecret": "e"}}
 		Expect(k8s.Create(ctx, secret)).To(Succeed())

@@ -175,7 +175,7 @@ func start(b *testing.B, ports int) (*switchlab.Lab, *devenv.Env) {
 	b.Cleanup(func() { _ = env.Stop() })
 	if err := env.Client.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
-		Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1-200"},
+		Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "2-200"},
 	}); err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,16 +32,48 @@ import (
 // Review of issue 27: a tenant limit may hold VLAN 1, the default VLAN of the network OSes,
 // of which every port rackwire does not manage is an untagged member (and junos refuses
 // rackwire's object for it). A tenant's access port on VLAN 1 shares a VLAN with all of them.
+// Admission now refuses VLAN 1 in a limit and in a configuration (a provisioning
+// configuration too), naming the field and why.
 func TestTenantLimitLeavesOutTheDefaultVLAN(t *testing.T) {
-	t.Skip("pending: refusing VLAN 1 in limits is a policy change that the suites of other areas (test/e2e, test/bench/switches, this package's limits of \"1-100\") rely on; left for the switch owners to decide")
 	scheme := runtime.NewScheme()
 	if err := networkv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	l := &networkv1alpha1.SwitchResourceLimit{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: networkv1alpha1.SwitchResourceLimitName},
-		Spec: networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1-100"}}
+	ctx := context.Background()
 	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
-	if err := (LimitWebhook{Reader: reader}).validate(context.Background(), l); !apierrors.IsInvalid(err) {
-		t.Errorf("a tenant limit holding VLAN 1: got %v, want Invalid", err)
+	limit := func(r networkv1alpha1.VLANRange) *networkv1alpha1.SwitchResourceLimit {
+		return &networkv1alpha1.SwitchResourceLimit{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: networkv1alpha1.SwitchResourceLimitName},
+			Spec: networkv1alpha1.SwitchResourceLimitSpec{VLANRange: r}}
 	}
+	refusedAt(t, "a tenant limit holding VLAN 1", (LimitWebhook{Reader: reader}).validate(ctx, limit("1-100")), "spec.vlanRange")
+	if err := (LimitWebhook{Reader: reader}).validate(ctx, limit("2-100")); err != nil {
+		t.Errorf("a limit without VLAN 1: %v", err)
+	}
+
+	cw := ConfigurationWebhook{Reader: reader}
+	cfg := func(untagged *networkv1alpha1.VLANID, vlans networkv1alpha1.VLANRange) *networkv1alpha1.SwitchPortConfiguration {
+		return &networkv1alpha1.SwitchPortConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "provisioning"},
+			Spec: networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: untagged, VLANs: vlans}}
+	}
+	_, err := cw.ValidateCreate(ctx, cfg(nil, "1, 5"))
+	refusedAt(t, "a configuration tagging VLAN 1", err, "spec.vlans")
+	_, err = cw.ValidateCreate(ctx, cfg(ptrTo(networkv1alpha1.VLANID(1)), ""))
+	refusedAt(t, "a configuration untagged on VLAN 1", err, "spec.untaggedVLAN")
+	if _, err := cw.ValidateCreate(ctx, cfg(ptrTo(networkv1alpha1.VLANID(2)), "5")); err != nil {
+		t.Errorf("a configuration without VLAN 1: %v", err)
+	}
+}
+
+func refusedAt(t *testing.T, what string, err error, path string) {
+	t.Helper()
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("%s: got %v, want Invalid", what, err)
+		return
+	}
+	for _, c := range err.(apierrors.APIStatus).Status().Details.Causes {
+		if c.Field == path && strings.Contains(c.Message, "default VLAN") {
+			return
+		}
+	}
+	t.Errorf("%s: want a cause on %s saying VLAN 1 is the default VLAN, got %v", what, path, err)
 }

@@ -40,7 +40,7 @@ func TestDeletingWhatPortsUseIsRefused(t *testing.T) {
 	web := &networkv1alpha1.SwitchPortConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "web"},
 		Spec: networkv1alpha1.SwitchPortConfigurationSpec{UntaggedVLAN: ptrTo(networkv1alpha1.VLANID(10))}}
 	limit := &networkv1alpha1.SwitchResourceLimit{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: networkv1alpha1.SwitchResourceLimitName},
-		Spec: networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1-100"}}
+		Spec: networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "2-100"}}
 	port := &networkv1alpha1.SwitchPort{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "p0"},
 		Spec: networkv1alpha1.SwitchPortSpec{Configuration: &networkv1alpha1.ConfigurationRef{Name: "web"}}}
 	inUse := fake.NewClientBuilder().WithScheme(scheme).WithObjects(web, limit, port).Build()

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/vlan"
 )
 
 // +kubebuilder:webhook:path=/validate-metal3-io-v1alpha1-hostlink,mutating=false,failurePolicy=fail,sideEffects=None,groups=metal3.io,resources=hostlinks,verbs=create;update,versions=v1alpha1,name=vhostlink-v1alpha1.rackwire.metal3.io,admissionReviewVersions=v1
@@ -102,8 +103,19 @@ func (w HostLinkWebhook) validate(ctx context.Context, old, l *networkv1alpha1.H
 					"the infra team's configurations live in the SwitchPort's namespace "+ns+"; tenants' come from their Metal3Machines"))
 				continue
 			}
-			if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &networkv1alpha1.SwitchPortConfiguration{}); apierrors.IsNotFound(err) {
+			cfg := &networkv1alpha1.SwitchPortConfiguration{}
+			err := w.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, cfg)
+			switch {
+			case apierrors.IsNotFound(err):
 				warns = append(warns, fmt.Sprintf("spec.ports[%d].%s: SwitchPortConfiguration %s/%s does not exist yet", i, name, ns, ref.Name))
+			case err != nil:
+				return nil, err
+			case name == "provisioningConfiguration":
+				more, err := w.provisioningIsolated(ctx, path.Child(name), ns, cfg)
+				if err != nil {
+					return nil, err
+				}
+				errs = append(errs, more...)
 			}
 		}
 	}
@@ -131,4 +143,27 @@ func (w HostLinkWebhook) othersPorts(ctx context.Context, l *networkv1alpha1.Hos
 		}
 	}
 	return out, nil
+}
+
+// provisioningIsolated refuses a host's provisioning configuration whose VLANs another
+// namespace's SwitchResourceLimit lets its tenants use: the host boots on them, so they must
+// be isolated, as a Switch's provisioning configuration is (the port's own namespace's limit
+// is the one the configuration must fit).
+func (w HostLinkWebhook) provisioningIsolated(ctx context.Context, path *field.Path, ns string, cfg *networkv1alpha1.SwitchPortConfiguration) (field.ErrorList, error) {
+	limits := &networkv1alpha1.SwitchResourceLimitList{}
+	if err := w.Reader.List(ctx, limits); err != nil {
+		return nil, err
+	}
+	var errs field.ErrorList
+	held := vlansOf(&cfg.Spec)
+	for _, l := range limits.Items {
+		if l.Namespace == ns {
+			continue
+		}
+		if allowed, err := vlan.Parse(string(l.Spec.VLANRange)); err == nil && allowed.Overlaps(held) {
+			errs = append(errs, field.Invalid(path, cfg.Name, fmt.Sprintf(
+				"the provisioning VLANs must be isolated, but namespace %s's SwitchResourceLimit (%s) lets its tenants use VLANs %s of them", l.Namespace, l.Spec.VLANRange, allowed.Intersect(held))))
+		}
+	}
+	return errs, nil
 }

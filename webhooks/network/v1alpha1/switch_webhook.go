@@ -204,9 +204,6 @@ func (w SwitchWebhook) cleanPolicy(ctx context.Context, sw *networkv1alpha1.Swit
 	return errs, warns, nil
 }
 
-// defaultVLAN is the VLAN that the network OSes put every unconfigured port in.
-const defaultVLAN = 1
-
 // vlansOf is every VLAN a configuration puts on a port.
 func vlansOf(c *networkv1alpha1.SwitchPortConfigurationSpec) vlan.Set {
 	s, _ := vlan.Parse(string(c.VLANs))

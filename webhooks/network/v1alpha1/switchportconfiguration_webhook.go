@@ -161,11 +161,15 @@ func (w ConfigurationWebhook) ValidateDelete(ctx context.Context, c *networkv1al
 func (w ConfigurationWebhook) validate(ctx context.Context, c *networkv1alpha1.SwitchPortConfiguration) (admission.Warnings, error) {
 	spec := field.NewPath("spec")
 	errs := validateACLs(spec.Child("acl"), c.Spec.ACL)
-	if _, err := vlan.Parse(string(c.Spec.VLANs)); err != nil {
+	if tagged, err := vlan.Parse(string(c.Spec.VLANs)); err != nil {
 		errs = append(errs, field.Invalid(spec.Child("vlans"), c.Spec.VLANs, err.Error()))
+	} else {
+		errs = append(errs, notDefaultVLAN(spec.Child("vlans"), c.Spec.VLANs, tagged)...)
 	}
 	if u := c.Spec.UntaggedVLAN; u != nil && !vlan.Valid(int(*u)) {
 		errs = append(errs, field.Invalid(spec.Child("untaggedVLAN"), *u, "must be a VLAN id 1..4094"))
+	} else if u != nil {
+		errs = append(errs, notDefaultVLAN(spec.Child("untaggedVLAN"), *u, vlan.Of(int(*u)))...)
 	}
 	if !switchport.HasVLANs(&c.Spec) {
 		errs = append(errs, field.Required(spec.Child("untaggedVLAN"), "set spec.untaggedVLAN or spec.vlans (or both): a port with neither would stay on the switch's default, which on Open vSwitch trunks every VLAN"),

@@ -38,7 +38,7 @@ func TestConfigurationRefusesRulesThatRenderTooManyFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := &networkv1alpha1.SwitchResourceLimit{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: networkv1alpha1.SwitchResourceLimitName},
-		Spec: networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1-100"}}
+		Spec: networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "2-100"}}
 	w := ConfigurationWebhook{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(limit).Build()}
 	wide := networkv1alpha1.ACL{Type: "ipv4", Action: "deny", Protocol: "TCP", SrcPortRange: "1-65534", DesPortRange: "1-65534"}
 	cfg := &networkv1alpha1.SwitchPortConfiguration{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "wide"},

@@ -84,6 +84,7 @@ func (w LimitWebhook) validate(ctx context.Context, l *networkv1alpha1.SwitchRes
 		errs = append(errs, field.Invalid(path, l.Spec.VLANRange, err.Error()))
 		return invalid(kindLimit, l.Name, errs)
 	}
+	errs = append(errs, notDefaultVLAN(path, l.Spec.VLANRange, allowed)...)
 	sharedPath := field.NewPath("spec", "sharedVLANRange")
 	shared, err := vlan.Parse(string(l.Spec.SharedVLANRange))
 	switch {
