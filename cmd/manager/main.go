@@ -113,6 +113,9 @@ func parseFlags() options {
 		"Limit of one playbook run on a switch, plus --switch-run-timeout-per-port for each port in it; a run past it is killed with its whole process group.")
 	flag.DurationVar(&switches.RunTimeoutPerPort, "switch-run-timeout-per-port", switches.RunTimeoutPerPort, "What each port of a batched run adds to its limit.")
 	flag.DurationVar(&switches.DriftInterval, "switch-drift-interval", switches.DriftInterval, "How often Active ports are read back to detect drift.")
+	flag.IntVar(&switches.Ansible.MaxProcesses, "switch-max-playbooks", 8,
+		"How many ansible-playbook processes may run at once, across every switch (each costs tens of MB): "+
+			"size it to the pod's memory limit. A run waits for a slot within its own time limit.")
 	flag.StringVar(&o.secretNamespaces, "switch-secret-namespaces", "",
 		"Comma-separated namespaces whose Secrets hold switch credentials; the manager reads Secrets nowhere else, and "+
 			"each needs config/switch-secrets applied in it. Empty: the manager's own namespace. \"*\": every namespace "+
