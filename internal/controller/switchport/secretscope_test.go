@@ -60,7 +60,10 @@ func TestSecretNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(cfg, controlplane.ManagerOptions(env))
+	opts := controlplane.ManagerOptions(env)
+	// The package's suite registers the same controller names in this process.
+	opts.Controller.SkipNameValidation = ptr.To(true)
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
