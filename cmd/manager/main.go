@@ -24,7 +24,9 @@ import (
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -58,7 +60,9 @@ type options struct {
 	enableHTTP2    bool
 	qps            float64
 	burst          int
-	zap            zap.Options
+	// secretNamespaces is --switch-secret-namespaces as given.
+	secretNamespaces string
+	zap              zap.Options
 }
 
 func parseFlags() options {
@@ -110,6 +114,13 @@ func parseFlags() options {
 		"Limit of one playbook run on a switch, plus --switch-run-timeout-per-port for each port in it; a run past it is killed with its whole process group.")
 	flag.DurationVar(&switches.RunTimeoutPerPort, "switch-run-timeout-per-port", switches.RunTimeoutPerPort, "What each port of a batched run adds to its limit.")
 	flag.DurationVar(&switches.DriftInterval, "switch-drift-interval", switches.DriftInterval, "How often Active ports are read back to detect drift.")
+	flag.IntVar(&switches.Ansible.MaxProcesses, "switch-max-playbooks", 8,
+		"How many ansible-playbook processes may run at once, across every switch (each costs tens of MB): "+
+			"size it to the pod's memory limit. A run waits for a slot within its own time limit.")
+	flag.StringVar(&o.secretNamespaces, "switch-secret-namespaces", "",
+		"Comma-separated namespaces whose Secrets hold switch credentials; the manager reads Secrets nowhere else, and "+
+			"each needs config/switch-secrets applied in it. Empty: the manager's own namespace. \"*\": every namespace "+
+			"(only where Secrets are granted cluster-wide).")
 	flag.StringVar(&nodeslice.Namespace, "nodeslice-namespace", nodeslice.Namespace,
 		"Namespace of the NodeSlicePools and whereabouts IPPools: that of the CNI binaries' kubeconfig context (whereabouts' default is kube-system).")
 	flag.DurationVar(&nodeslice.ReleaseGrace, "nodeslice-release-grace", nodeslice.ReleaseGrace,
@@ -153,6 +164,11 @@ func run(o options) error {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
+	var err error
+	if switches.SecretNamespaces, err = secretNamespaces(o.secretNamespaces); err != nil {
+		return err
+	}
+
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
@@ -167,8 +183,11 @@ func run(o options) error {
 	var cacheOpts cache.Options
 	ipreconciler.CacheOptions(&cacheOpts)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme.New(),
-		Cache:                         cacheOpts,
+		Scheme: scheme.New(),
+		Cache:  cacheOpts,
+		// Secrets are read one by one where granted (switches.SecretNamespaces), never
+		// cached: an informer would need list and watch, which the manager is not given.
+		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,

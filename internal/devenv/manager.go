@@ -72,6 +72,22 @@ func (e *Env) startManager(ctx context.Context) error {
 	if err := e.Client.Create(ctx, binding); err != nil {
 		return fmt.Errorf("binding the manager's ClusterRole: %w", err)
 	}
+	// Switch credentials: a cluster grants them per namespace (config/switch-secrets); here
+	// Switches live in any namespace a test makes, so get/update/patch everywhere, still
+	// without list or watch, and the manager is told so (--switch-secret-namespaces=*).
+	secrets := &rbacv1.ClusterRole{Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "patch"}}}}
+	secrets.Name = "dev-switch-secrets"
+	if err := e.Client.Create(ctx, secrets); err != nil {
+		return fmt.Errorf("granting the manager switch credentials: %w", err)
+	}
+	secretsBinding := &rbacv1.ClusterRoleBinding{
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: secrets.Name},
+		Subjects: binding.Subjects,
+	}
+	secretsBinding.Name = secrets.Name
+	if err := e.Client.Create(ctx, secretsBinding); err != nil {
+		return fmt.Errorf("granting the manager switch credentials: %w", err)
+	}
 	kubeconfig := filepath.Join(e.opts.Dir, "manager.kubeconfig")
 	if err := e.WriteKubeconfig(kubeconfig, envtest.User{Name: managerUser}); err != nil {
 		return err
@@ -126,6 +142,7 @@ func (e *Env) runManager(ctx context.Context, kubeconfig string) error {
 		"--zap-devel",
 		// One manager, and its user may not write Leases.
 		"--leader-elect=false",
+		"--switch-secret-namespaces=*",
 	}, e.opts.ManagerArgs...)
 	cmd := exec.Command(e.opts.Manager, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

@@ -18,7 +18,9 @@ package fakeswitch
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -90,6 +92,19 @@ func os9Show(s *Switch, cmd string) string {
 
 func junosShow(s *Switch, cmd string) string {
 	switch cmd {
+	case "show configuration vlans | display set":
+		// Objects of one id as vlan-id, of a range (older rackwire versions) as vlan-id-list.
+		var b strings.Builder
+		objects := s.JunosVLANs()
+		for _, n := range slices.Sorted(maps.Keys(objects)) {
+			ids := objects[n]
+			if len(ids) == 1 {
+				fmt.Fprintf(&b, "set vlans %s vlan-id %d\n", n, ids[0])
+				continue
+			}
+			fmt.Fprintf(&b, "set vlans %s vlan-id-list %d-%d\n", n, ids[0], ids[len(ids)-1])
+		}
+		return b.String()
 	case "show version":
 		return "Hostname: switch\nModel: ex4300-48t\nJunos: 21.4R3\n"
 	case "show interfaces terse":

@@ -220,6 +220,10 @@ func (m *model) junosCommit(candidate []string) error {
 		objects[n] = maps.Clone(ids)
 	}
 	for _, l := range candidate {
+		if name, ok := strings.CutPrefix(l, "delete vlans "); ok {
+			delete(objects, strings.TrimSpace(name))
+			continue
+		}
 		if rest, ok := strings.CutPrefix(l, "set vlans "); ok {
 			f := strings.Fields(rest)
 			if len(f) != 3 || (f[1] != "vlan-id" && f[1] != "vlan-id-list") {

@@ -49,6 +49,11 @@ type Dialect struct {
 	Module string
 	// Why tells where the OS's support comes from, for the documentation and the webhooks.
 	Why string
+	// Legacy reads the VLAN objects that older rackwire versions named by range (junos:
+	// "rackwire-<first>-<last>" with a vlan-id-list); each run replaces them with one object
+	// per id before its own, since junos refuses two objects holding one vlan-id. Empty where
+	// nothing was ever named so.
+	Legacy string
 
 	vlans func(ranges []Range) []string
 	port  func(p Port) []string

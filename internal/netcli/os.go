@@ -203,7 +203,8 @@ func junos() Dialect {
 	return Dialect{
 		Reads:       []string{"show interfaces terse", "show configuration interfaces | display set"},
 		PortPattern: `(?m)^([a-z]+-\d+/\d+/\d+)\s+(?:up|down)`, OnboxDiff: true,
-		Why: "Juniper Junos (ELS) through junipernetworks.junos's network_cli plugins (one commit)",
+		Legacy: "show configuration vlans | display set",
+		Why:    "Juniper Junos (ELS) through junipernetworks.junos's network_cli plugins (one commit)",
 		vlans: func(rs []Range) []string {
 			var lines []string
 			for _, r := range rs {

@@ -82,12 +82,19 @@ func TestRenderedManifestsApply(t *testing.T) {
 	}
 	checkReferences(t, all)
 	t.Run("the CNI plugin's identity", func(t *testing.T) { checkCNIPermissions(ctx, t, cfg, c) })
+	t.Run("the manager's Secrets", func(t *testing.T) { checkManagerSecrets(ctx, t, cfg, c, kustomize, root) })
 }
 
 // render runs `kustomize build dir` and reads its objects.
 func render(t *testing.T, kustomize, root, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	out, err := exec.Command(kustomize, "build", filepath.Join(root, dir)).Output()
+	return renderAbs(t, kustomize, filepath.Join(root, dir))
+}
+
+// renderAbs is render of a directory named by its full path.
+func renderAbs(t *testing.T, kustomize, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := exec.Command(kustomize, "build", dir).Output()
 	if err != nil {
 		msg := err.Error()
 		if ee, ok := err.(*exec.ExitError); ok { //nolint:errorlint // Output returns it unwrapped

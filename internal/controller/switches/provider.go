@@ -18,6 +18,7 @@ package switches
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,8 +35,9 @@ import (
 // +kubebuilder:rbac:groups=metal3.io,resources=ansibleswitches,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=metal3.io,resources=ansibleswitches/status,verbs=get;update;patch
 // The one Secret an AnsibleSwitch names is read when a run needs it and held with a
-// finalizer while the switch is in use; no Secret is ever listed or watched.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;update;patch
+// finalizer while the switch is in use; no Secret is ever listed or watched. The manager has
+// no right on Secrets in its ClusterRole: the infra team grants get/update/patch per namespace
+// (config/rbac/switch_secrets_role.yaml for the manager's own, config/switch-secrets for others).
 
 // InUseFinalizer holds an AnsibleSwitch and its credentials Secret while a Switch uses them,
 // so that deleting the infra objects together still leaves the credentials to clean the
@@ -115,6 +117,10 @@ func (r *ProviderReconciler) secretInUse(ctx context.Context, self *networkv1alp
 func (r *ProviderReconciler) setSecretFinalizer(ctx context.Context, namespace, name string, hold bool) (bool, error) {
 	s := &corev1.Secret{}
 	if err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
+		if errors.Is(err, switchport.ErrSecretNamespace) || apierrors.IsForbidden(err) {
+			// Not granted yet: the Switch says what to grant; look again later.
+			return false, nil
+		}
 		return false, client.IgnoreNotFound(err)
 	}
 	if controllerutil.ContainsFinalizer(s, InUseFinalizer) == hold {

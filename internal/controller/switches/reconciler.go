@@ -215,7 +215,7 @@ func (r *Reconciler) probe(ctx context.Context, sw *networkv1alpha1.Switch) (met
 	}
 	d, provider, reason, err := switchport.Resolve(ctx, r.Client, r.Secrets, sw, r.Drivers)
 	switch {
-	case reason == switchport.ReasonCredentialsNotFound:
+	case reason == switchport.ReasonCredentialsNotFound || reason == switchport.ReasonCredentialsNotGranted:
 		// The manager may not watch Secrets: look again, so a Secret created or fixed
 		// later is picked up.
 		return notReady(reason, err.Error()), 15 * time.Second, provider

@@ -48,6 +48,9 @@ var (
 	RunTimeoutPerPort = 10 * time.Second
 	// DriftInterval is how often Active ports are read back from their switch.
 	DriftInterval = 10 * time.Minute
+	// SecretNamespaces are the namespaces whose Secrets the manager reads (the infra team
+	// grants each with config/switch-secrets); switchport.AllNamespaces for every one.
+	SecretNamespaces []string
 )
 
 // Setup registers the Switch reconciler and the SwitchPort state machine, driving switches
@@ -58,7 +61,7 @@ func Setup(mgr ctrl.Manager) error {
 	}
 	return SetupWith(mgr, switchport.Options{
 		Drivers: ansible.Factory(withLog(Ansible, mgr)), DriverTimeout: RunTimeout, DriverTimeoutPerPort: RunTimeoutPerPort,
-		DriftInterval: DriftInterval,
+		DriftInterval: DriftInterval, SecretNamespaces: SecretNamespaces,
 	})
 }
 
@@ -100,7 +103,7 @@ func SetupWith(mgr ctrl.Manager, o switchport.Options) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
 		Complete(&Reconciler{
 			Client: c, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("switch-controller"),
-			Drivers: o.Drivers, Batcher: o.Batcher, Secrets: mgr.GetAPIReader(),
+			Drivers: o.Drivers, Batcher: o.Batcher, Secrets: o.SecretReader(mgr),
 		}); err != nil {
 		return err
 	}
@@ -115,7 +118,7 @@ func SetupWith(mgr ctrl.Manager, o switchport.Options) error {
 			return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: s.Namespace, Name: s.Spec.Provider.Name}}}
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, UsePriorityQueue: ptr.To(false)}).
-		Complete(&ProviderReconciler{Client: c, Secrets: mgr.GetAPIReader()})
+		Complete(&ProviderReconciler{Client: c, Secrets: o.SecretReader(mgr)})
 }
 
 func switchOfPort(_ context.Context, p client.Object) []reconcile.Request {

@@ -87,7 +87,9 @@ type switchQueue struct {
 	// no run starts before openUntil (the circuit breaker).
 	failed    int
 	openUntil time.Time
-	lastErr   error
+	// failingSince is when the first of those runs started.
+	failingSince time.Time
+	lastErr      error
 	// lastSubmit is when the newest request arrived: a run starts once requests stop coming.
 	lastSubmit time.Time
 	// wakeAt is when the runner, waiting for requests to stop coming, looks at the queue
@@ -118,6 +120,11 @@ type Batcher struct {
 	// requests fail at once with ErrCircuitOpen meanwhile.
 	BreakAfter          int
 	BreakBase, BreakMax time.Duration
+	// BreakWithin opens the circuit too once a switch's runs have failed as a whole for this
+	// long, however few they are: a hung switch's every run lasts its whole limit, so counting
+	// runs alone would hold its queue for BreakAfter limits. A hung switch therefore holds
+	// its queue at most max(BreakWithin, its first run's limit) before the circuit opens.
+	BreakWithin time.Duration
 
 	mu      sync.Mutex
 	queues  map[types.NamespacedName]*switchQueue
@@ -134,7 +141,7 @@ type Batcher struct {
 // NewBatcher returns a Batcher; timeout bounds each driver call.
 func NewBatcher(window, timeout time.Duration) *Batcher {
 	return &Batcher{
-		Window: window, MaxWindow: 10 * window, Timeout: timeout, MaxTimeout: 2 * timeout, BreakAfter: 3, BreakBase: 30 * time.Second, BreakMax: 10 * time.Minute,
+		Window: window, MaxWindow: 10 * window, Timeout: timeout, MaxTimeout: 2 * timeout, BreakAfter: 3, BreakWithin: timeout, BreakBase: 30 * time.Second, BreakMax: 10 * time.Minute,
 		queues: map[types.NamespacedName]*switchQueue{}, tickets: map[string]*ticket{}, wake: map[string]func(types.NamespacedName){},
 		clock: clock.RealClock{},
 	}
@@ -305,10 +312,11 @@ func (b *Batcher) run(sw types.NamespacedName, q *switchQueue) {
 		// When a run starts after its requests, and how many it carries: a burst's time to
 		// its run is otherwise only seen from outside.
 		log.Log.WithName("switch-batcher").V(1).Info("switch run starts", "switch", sw.String(), "requests", len(batch), "sinceLastRequest", quiet.String())
+		started := b.clock.Now()
 		if !open {
 			results = timedRun(sw, len(batch), func() []result { return b.drive(d, batch) })
 		}
-		b.finish(sw, q, batch, results, !open)
+		b.finish(sw, q, batch, results, !open, started)
 	}
 }
 
@@ -336,22 +344,27 @@ func (b *Batcher) settle(sw types.NamespacedName, q *switchQueue) {
 }
 
 // finish hands the results to their requesters and keeps the switch's breaker.
-func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticket, results []result, ran bool) {
+func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticket, results []result, ran bool, started time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ran {
 		if wholeRunFailed(results) {
+			if q.failed == 0 {
+				q.failingSince = started
+			}
 			q.failed++
 			q.lastErr = results[0].err
-			if q.failed >= b.BreakAfter && b.BreakAfter > 0 {
-				q.openUntil = b.clock.Now().Add(min(b.BreakBase<<min(q.failed-b.BreakAfter, 16), b.BreakMax))
+			byCount := q.failed >= b.BreakAfter && b.BreakAfter > 0
+			byTime := b.BreakWithin > 0 && b.clock.Since(q.failingSince) >= b.BreakWithin
+			if byCount || byTime {
+				q.openUntil = b.clock.Now().Add(min(b.BreakBase<<min(max(q.failed-b.BreakAfter, 0), 16), b.BreakMax))
 				// The Switch says so in its condition.
 				if wake := b.wake["switch"]; wake != nil {
 					go wake(sw)
 				}
 			}
 		} else {
-			q.failed, q.openUntil, q.lastErr = 0, time.Time{}, nil
+			q.failed, q.openUntil, q.lastErr, q.failingSince = 0, time.Time{}, nil, time.Time{}
 		}
 	}
 	for i, t := range batch {

@@ -18,6 +18,7 @@ package switchport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -333,4 +334,44 @@ func (m byHand) until(cond func() bool) {
 			m.t.Fatal("the batcher's runners never came to rest")
 		}
 	}
+}
+
+// The breaker counted runs only: a hung switch's every run lasts its whole limit, so it
+// held its queue for BreakAfter limits (30 minutes at the defaults) before the circuit
+// opened. Now a switch whose runs have failed as a whole for BreakWithin (one Timeout by
+// default) opens its circuit, so the first run that hangs to its limit opens it.
+func TestBatcherBreakerOpensOnAHungSwitchAfterOneLimit(t *testing.T) {
+	f := hungSwitch{}
+	bt := NewBatcher(10*time.Millisecond, 100*time.Millisecond)
+	bt.BreakBase, bt.BreakMax = time.Hour, time.Hour
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	err := bt.Apply(context.Background(), key, f, switchdriver.Change{Port: "p0", Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+	if !errors.Is(err, switchdriver.ErrTimeout) {
+		t.Fatalf("the run on the hung switch ended with %v, want a timeout", err)
+	}
+	if failed, until := bt.Breaker(key); !until.After(time.Now()) {
+		t.Errorf("after one run that hung to its limit (%d failed), the circuit is closed; want it open", failed)
+	}
+	err = bt.Apply(context.Background(), key, f, switchdriver.Change{Port: "p1", Config: &networkv1alpha1.SwitchPortConfigurationSpec{VLANs: "7"}})
+	if !errors.Is(err, ErrCircuitOpen) {
+		t.Errorf("a request on the open circuit ended with %v, want ErrCircuitOpen at once", err)
+	}
+}
+
+// hungSwitch answers nothing, and its runs end as the Ansible driver's end when it stops a
+// run at its limit: ErrTimeout for every port.
+type hungSwitch struct{}
+
+func (hungSwitch) Apply(ctx context.Context, changes []switchdriver.Change) map[string]error {
+	<-ctx.Done()
+	out := map[string]error{}
+	for _, c := range changes {
+		out[c.Port] = fmt.Errorf("%w: %w", switchdriver.ErrTimeout, ctx.Err())
+	}
+	return out
+}
+
+func (hungSwitch) Read(ctx context.Context, _ []string) (map[string]*networkv1alpha1.SwitchPortConfigurationSpec, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("%w: %w", switchdriver.ErrTimeout, ctx.Err())
 }

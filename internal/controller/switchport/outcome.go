@@ -48,6 +48,9 @@ const (
 	ReasonSwitchNotFound        = "SwitchNotFound"
 	ReasonProviderNotFound      = "ProviderNotFound"
 	ReasonCredentialsNotFound   = "CredentialsNotFound"
+	// ReasonCredentialsNotGranted: the credentials Secret is in a namespace whose Secrets the
+	// manager may not read; the message names the namespace and what to grant.
+	ReasonCredentialsNotGranted = "CredentialsNotGranted"
 	ReasonDriverUnavailable     = "DriverUnavailable"
 	ReasonApplyFailed           = "ApplyFailed"
 	ReasonCleanFailed           = "CleanFailed"

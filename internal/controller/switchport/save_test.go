@@ -48,3 +48,28 @@ var _ = Describe("a switch that runs a change but does not save it", func() {
 		Expect(stateOf(ns, "p0")()).To(Equal(active))
 	})
 })
+
+// A clean whose save failed was recorded clean and the port went Idle, while a reboot of the
+// switch would load the tenant's configuration again on a port nobody holds. Now the port
+// stays Cleaning, saying NotSaved, and the clean is retried until its save lands.
+var _ = Describe("a switch that runs a clean but does not save it", func() {
+	It("keeps the port Cleaning, saying NotSaved, and retries the clean until it is saved", func() {
+		ns := newNamespace()
+		newLimit(ns, "1, 6-10")
+		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"p0": {Name: "port0"}})
+		newConfiguration(ns, "web", 6, "7-10")
+		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
+		Expect(link(k8s, ns, "p0", "web")).To(Succeed())
+		Eventually(conditionOf(ns, "p0", networkv1alpha1.ConditionReady)).Should(HavePrefix("True/Active"))
+		f.RefuseSave(true)
+		DeferCleanup(f.RefuseSave, false)
+		Expect(link(k8s, ns, "p0", "")).To(Succeed())
+		Eventually(conditionOf(ns, "p0", switchport.ConditionFailed)).Should(HavePrefix("True/NotSaved"))
+		before := len(f.ApplyCalls())
+		Eventually(func() int { return len(f.ApplyCalls()) }).Should(BeNumerically(">", before), "the clean is retried")
+		Expect(stateOf(ns, "p0")()).To(Equal(networkv1alpha1.StateCleaning), "not clean until saved")
+		f.RefuseSave(false)
+		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
+		Expect(conditionOf(ns, "p0", switchport.ConditionFailed)()).To(HavePrefix("False/"))
+	})
+})

@@ -66,6 +66,14 @@ type Options struct {
 	// BreakAfter, BreakBase and BreakMax tune each switch's circuit breaker (see Batcher).
 	BreakAfter          int
 	BreakBase, BreakMax time.Duration
+	// SecretNamespaces are the namespaces whose Secrets the manager was granted; empty is
+	// every namespace (see SecretScope).
+	SecretNamespaces []string
+}
+
+// SecretReader reads credentials uncached, in the granted namespaces only.
+func (o Options) SecretReader(mgr ctrl.Manager) SecretScope {
+	return SecretScope{Reader: mgr.GetAPIReader(), Namespaces: o.SecretNamespaces}
 }
 
 // WithDefaults fills in the production value of every unset option.
@@ -112,7 +120,7 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	switchMetrics.Use(mgr.GetCache())
 	c := mgr.GetClient()
 	r := &Reconciler{
-		Client: c, Secrets: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("switchport-controller"), Drivers: o.Drivers,
+		Client: c, Secrets: o.SecretReader(mgr), Recorder: mgr.GetEventRecorder("switchport-controller"), Drivers: o.Drivers,
 		Batcher:       o.Batcher,
 		DriftInterval: o.DriftInterval, RetryBase: o.RetryBase, RetryMax: o.RetryMax,
 		failures: map[types.NamespacedName]int{},

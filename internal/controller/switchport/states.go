@@ -278,11 +278,11 @@ func handleCleaning(ctx context.Context, r *Reconciler, m *machine) outcome {
 		case !done:
 			return r.waiting(cleaning, ReasonCleaning, fmt.Sprintf("cleaning port %s: the change is on its way to the switch", t.port))
 		case errors.Is(res.err, switchdriver.ErrNotSaved):
-			// The port runs its clean state: it is clean, whatever a reboot would load; the
-			// infra team is told, and the next change of the port saves again.
-			r.forgetRead(t)
-			return outcome{next: cleaning, reason: ReasonNotSaved, warn: true, applied: clean, detail: res.err.Error(),
-				message: fmt.Sprintf("port %s cleaned (%s), but the switch did not save it; reading it back", t.port, cs.mode)}
+			// As for a configure: the port runs its clean state, but a reboot would load what
+			// it held before, so it is not recorded clean; the clean is applied again, with
+			// backoff, until the save lands, and only then does the port leave Cleaning.
+			return outcome{next: cleaning, reason: ReasonNotSaved, warn: true, retry: true, detail: res.err.Error(),
+				message: fmt.Sprintf("port %s runs its clean state (%s), but the switch did not save it (a reboot would load what it held before); the clean is retried", t.port, cs.mode)}
 		case res.err != nil:
 			return driverFailure(m, cleaning, ReasonCleanFailed, fmt.Sprintf("cleaning port %s failed", t.port), res.err)
 		}

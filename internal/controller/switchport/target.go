@@ -22,6 +22,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
@@ -54,7 +55,14 @@ func Resolve(ctx context.Context, c, secrets client.Reader, sw *networkv1alpha1.
 		return nil, nil, ReasonProviderNotFound, fmt.Errorf("AnsibleSwitch %s/%s: %w", sw.Namespace, sw.Spec.Provider.Name, err)
 	}
 	secret := &corev1.Secret{}
-	if err := secrets.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.CredentialsSecret.Name}, secret); err != nil {
+	err := secrets.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.CredentialsSecret.Name}, secret)
+	if errors.Is(err, ErrSecretNamespace) || apierrors.IsForbidden(err) {
+		return nil, a, ReasonCredentialsNotGranted, fmt.Errorf("credentials Secret %s/%s: the manager may not read Secrets in namespace %q; "+
+			"the infra team grants it: add %q to the manager's --switch-secret-namespaces and apply config/switch-secrets "+
+			"(a Role and RoleBinding for the manager's ServiceAccount) in namespace %q", a.Namespace, a.Spec.CredentialsSecret.Name,
+			a.Namespace, a.Namespace, a.Namespace)
+	}
+	if err != nil {
 		return nil, a, ReasonCredentialsNotFound, fmt.Errorf("credentials Secret %s/%s: %w", a.Namespace, a.Spec.CredentialsSecret.Name, err)
 	}
 	d, err := drivers(a, secret)

@@ -73,7 +73,7 @@ func cliVars(dialect netcli.Dialect) map[string]any {
 	return map[string]any{
 		"rackwire_shell": dialect.Shell, "rackwire_reads": dialect.Reads,
 		"rackwire_port_pattern": dialect.PortPattern, "rackwire_save": dialect.Save,
-		"rackwire_push": pushOf(dialect),
+		"rackwire_push": pushOf(dialect), "rackwire_legacy_read": dialect.Legacy,
 	}
 }
 
