@@ -115,7 +115,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ours := controllerutil.ContainsFinalizer(host, Finalizer)
 	if len(f.wires) == 0 && !linksAny(link) {
 		// Nothing is cabled as far as anyone vouches: nothing to hold or clean. Wiring seen
-		// but not used still gets a HostLink, to be reported.
+		// but not used still gets a HostLink, to be reported. A port taken just before a
+		// crash names the HostLink though its status does not: it is released all the same.
+		if link != nil {
+			if err := r.release(ctx, link, nil); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if err := r.letGoUnlessMoving(ctx, host); err != nil {
 			return ctrl.Result{}, err
 		}
