@@ -44,7 +44,7 @@ var _ = Describe("a manager that crashed before the status, and a host whose wir
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		Expect(k8s.Create(ctx, &networkv1alpha1.SwitchResourceLimit{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: networkv1alpha1.SwitchResourceLimitName},
-			Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1200-1220"},
+			Spec:       networkv1alpha1.SwitchResourceLimitSpec{VLANRange: "1300-1320"},
 		})).To(Succeed())
 		m := metav1.ObjectMeta{Namespace: ns, Name: "leafcrashrev"}
 		for _, o := range []client.Object{
@@ -56,7 +56,7 @@ var _ = Describe("a manager that crashed before the status, and a host whose wir
 				Clean:               networkv1alpha1.CleanPolicy{ParkingVLAN: ptr.To(networkv1alpha1.VLANID(4000))},
 				DiscoveryNamespaces: []string{ns},
 				Ports:               map[string]networkv1alpha1.PortInfo{"r1": {Name: "Ethernet7/1"}}}},
-			config(ns, "web1210", 1210), config(ns, "web1211", 1211),
+			config(ns, "web1310", 1310), config(ns, "web1311", 1311),
 		} {
 			Expect(k8s.Create(ctx, o)).To(Succeed())
 		}
@@ -64,12 +64,12 @@ var _ = Describe("a manager that crashed before the status, and a host whose wir
 	})
 
 	It("releases the port, and lets another host take it, once restarted", func() {
-		machine(ns, "m1", "h1", `[{"configurationRef":{"name":"web1210"},"nicHint":{"mac":"`+mac+`"}}]`)
+		machine(ns, "m1", "h1", `[{"configurationRef":{"name":"web1310"},"nicHint":{"mac":"`+mac+`"}}]`)
 		newHost(ns, "h1", mac)
 		consume(ns, "h1", ns, "m1")
 		setStatus(ns, "h1", metal3v1alpha1.StateProvisioned, lldpNIC(mac, chassis, "Ethernet7/1"))
 		Eventually(linkOf(ns, "h1")).Should(Equal("tenant 1/1"))
-		Expect(configOf(ns, "r1")()).To(Equal(ns + "/web1210"))
+		Expect(configOf(ns, "r1")()).To(Equal(ns + "/web1310"))
 
 		By("the manager dies after driving r1 and before writing the HostLink's status")
 		Expect(stopMgr(60 * time.Second)).To(Succeed())
@@ -101,11 +101,11 @@ var _ = Describe("a manager that crashed before the status, and a host whose wir
 		Eventually(portState(ns, "r1")).Should(Equal(networkv1alpha1.StateIdle))
 
 		By("another host cabled to r1 takes it")
-		machine(ns, "m2", "h2", `[{"configurationRef":{"name":"web1211"},"nicHint":{"mac":"`+macB+`"}}]`)
+		machine(ns, "m2", "h2", `[{"configurationRef":{"name":"web1311"},"nicHint":{"mac":"`+macB+`"}}]`)
 		newHost(ns, "h2", macB)
 		consume(ns, "h2", ns, "m2")
 		setStatus(ns, "h2", metal3v1alpha1.StateProvisioned, lldpNIC(macB, chassis, "Ethernet7/1"))
 		Eventually(linkOf(ns, "h2")).Should(Equal("tenant 1/1"))
-		Expect(configOf(ns, "r1")()).To(Equal(ns + "/web1211"))
+		Expect(configOf(ns, "r1")()).To(Equal(ns + "/web1311"))
 	})
 })
