@@ -101,6 +101,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	host := &metal3v1alpha1.BareMetalHost{}
 	if err := r.Get(ctx, req.NamespacedName, host); err != nil {
+		if apierrors.IsNotFound(err) && link != nil {
+			return ctrl.Result{}, r.hostGone(ctx, link)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if link != nil && !controllerutil.ContainsFinalizer(link, Finalizer) {
@@ -264,6 +267,22 @@ func (r *Reconciler) forget(ctx context.Context, link *networkv1alpha1.HostLink)
 	base := link.DeepCopy()
 	controllerutil.RemoveFinalizer(link, Finalizer)
 	return r.Patch(ctx, link, client.MergeFrom(base))
+}
+
+// hostGone frees what a HostLink that outlives its host (one the infra team wrote) still
+// holds: the ports its status or a holder record names are released, and its status names
+// no port, so no later host given one of them waits for a host that no longer exists.
+func (r *Reconciler) hostGone(ctx context.Context, link *networkv1alpha1.HostLink) error {
+	if err := r.release(ctx, link, nil); err != nil {
+		return err
+	}
+	if len(link.Status.Ports) == 0 {
+		return nil
+	}
+	base := link.DeepCopy()
+	link.Status.Ports = nil
+	link.Status.ReadyPorts = "0/0"
+	return r.Status().Patch(ctx, link, client.MergeFrom(base))
 }
 
 // letGoUnlessMoving lets a host go, but keeps rackwire's pause while the consumer is paused
