@@ -42,7 +42,7 @@ import (
 const Finalizer = "rackwire.metal3.io/host-ports"
 
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=metal3.io,resources=hostlinks,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=metal3.io,resources=hostlinks,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=metal3.io,resources=hostlinks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=metal3.io,resources=switchports,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machines,verbs=get;list;watch
@@ -105,6 +105,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, r.hostGone(ctx, link)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if link != nil && ownedByAnother(link, host) {
+		// The HostLink rackwire made for a previous host of this name, which the garbage
+		// collector deletes, releasing what it recorded: this host's ports too, were they
+		// driven through it. It goes now; this host gets its own.
+		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, link, client.Preconditions{UID: &link.UID}))
 	}
 	if link != nil && !controllerutil.ContainsFinalizer(link, Finalizer) {
 		base := link.DeepCopy()
@@ -267,6 +273,16 @@ func (r *Reconciler) forget(ctx context.Context, link *networkv1alpha1.HostLink)
 	base := link.DeepCopy()
 	controllerutil.RemoveFinalizer(link, Finalizer)
 	return r.Patch(ctx, link, client.MergeFrom(base))
+}
+
+// ownedByAnother says whether the HostLink was made for another host of the same name.
+func ownedByAnother(link *networkv1alpha1.HostLink, host *metal3v1alpha1.BareMetalHost) bool {
+	for _, o := range link.OwnerReferences {
+		if o.Kind == "BareMetalHost" && strings.HasPrefix(o.APIVersion, metal3v1alpha1.GroupVersion.Group+"/") && o.UID != host.UID {
+			return true
+		}
+	}
+	return false
 }
 
 // hostGone frees what a HostLink that outlives its host (one the infra team wrote) still
