@@ -285,19 +285,39 @@ func ownedByAnother(link *networkv1alpha1.HostLink, host *metal3v1alpha1.BareMet
 	return false
 }
 
-// hostGone frees what a HostLink that outlives its host (one the infra team wrote) still
-// holds: the ports its status or a holder record names are released, and its status names
-// no port, so no later host given one of them waits for a host that no longer exists.
+// hostGone frees what a HostLink that outlives its host (one the infra team wrote) holds only
+// on paper: a port it unlinked (cleaning, or let go unconfirmed by the release annotation)
+// loses its holder record and its status entry, so no later host given that port waits for a
+// host that no longer exists. A port still linked stays held: the host may live on elsewhere
+// (clusterctl move), and deleting the HostLink releases it.
 func (r *Reconciler) hostGone(ctx context.Context, link *networkv1alpha1.HostLink) error {
-	if err := r.release(ctx, link, nil); err != nil {
+	recorded, err := recordedPorts(ctx, r, link)
+	if err != nil {
 		return err
 	}
-	if len(link.Status.Ports) == 0 {
+	for i := range recorded {
+		if recorded[i].Spec.Configuration == nil {
+			if err := r.dropRecord(ctx, &recorded[i], link); err != nil {
+				return err
+			}
+		}
+	}
+	var kept []networkv1alpha1.HostPortStatus
+	ready := 0
+	for _, p := range link.Status.Ports {
+		if p.Want != nil {
+			kept = append(kept, p)
+			if p.Ready {
+				ready++
+			}
+		}
+	}
+	if len(kept) == len(link.Status.Ports) {
 		return nil
 	}
 	base := link.DeepCopy()
-	link.Status.Ports = nil
-	link.Status.ReadyPorts = "0/0"
+	link.Status.Ports = kept
+	link.Status.ReadyPorts = fmt.Sprintf("%d/%d", ready, len(kept))
 	return r.Status().Patch(ctx, link, client.MergeFrom(base))
 }
 
