@@ -42,7 +42,7 @@ import (
 const Finalizer = "rackwire.metal3.io/host-ports"
 
 // +kubebuilder:rbac:groups=metal3.io,resources=baremetalhosts,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=metal3.io,resources=hostlinks,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=metal3.io,resources=hostlinks,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=metal3.io,resources=hostlinks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=metal3.io,resources=switchports,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machines,verbs=get;list;watch
@@ -101,7 +101,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	host := &metal3v1alpha1.BareMetalHost{}
 	if err := r.Get(ctx, req.NamespacedName, host); err != nil {
+		if apierrors.IsNotFound(err) && link != nil {
+			return ctrl.Result{}, r.hostGone(ctx, link)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if link != nil && ownedByAnother(link, host) {
+		// The HostLink rackwire made for a previous host of this name, which the garbage
+		// collector deletes, releasing what it recorded: this host's ports too, were they
+		// driven through it. It goes now; this host gets its own.
+		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, link, client.Preconditions{UID: &link.UID}))
 	}
 	if link != nil && !controllerutil.ContainsFinalizer(link, Finalizer) {
 		base := link.DeepCopy()
@@ -115,7 +124,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ours := controllerutil.ContainsFinalizer(host, Finalizer)
 	if len(f.wires) == 0 && !linksAny(link) {
 		// Nothing is cabled as far as anyone vouches: nothing to hold or clean. Wiring seen
-		// but not used still gets a HostLink, to be reported.
+		// but not used still gets a HostLink, to be reported. A port taken just before a
+		// crash names the HostLink though its status does not: it is released all the same.
+		if link != nil {
+			if err := r.release(ctx, link, nil); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if err := r.letGoUnlessMoving(ctx, host); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -258,6 +273,52 @@ func (r *Reconciler) forget(ctx context.Context, link *networkv1alpha1.HostLink)
 	base := link.DeepCopy()
 	controllerutil.RemoveFinalizer(link, Finalizer)
 	return r.Patch(ctx, link, client.MergeFrom(base))
+}
+
+// ownedByAnother says whether the HostLink was made for another host of the same name.
+func ownedByAnother(link *networkv1alpha1.HostLink, host *metal3v1alpha1.BareMetalHost) bool {
+	for _, o := range link.OwnerReferences {
+		if o.Kind == "BareMetalHost" && strings.HasPrefix(o.APIVersion, metal3v1alpha1.GroupVersion.Group+"/") && o.UID != host.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// hostGone frees what a HostLink that outlives its host (one the infra team wrote) holds only
+// on paper: a port it unlinked (cleaning, or let go unconfirmed by the release annotation)
+// loses its holder record and its status entry, so no later host given that port waits for a
+// host that no longer exists. A port still linked stays held: the host may live on elsewhere
+// (clusterctl move), and deleting the HostLink releases it.
+func (r *Reconciler) hostGone(ctx context.Context, link *networkv1alpha1.HostLink) error {
+	recorded, err := recordedPorts(ctx, r, link)
+	if err != nil {
+		return err
+	}
+	for i := range recorded {
+		if recorded[i].Spec.Configuration == nil {
+			if err := r.dropRecord(ctx, &recorded[i], link); err != nil {
+				return err
+			}
+		}
+	}
+	var kept []networkv1alpha1.HostPortStatus
+	ready := 0
+	for _, p := range link.Status.Ports {
+		if p.Want != nil {
+			kept = append(kept, p)
+			if p.Ready {
+				ready++
+			}
+		}
+	}
+	if len(kept) == len(link.Status.Ports) {
+		return nil
+	}
+	base := link.DeepCopy()
+	link.Status.Ports = kept
+	link.Status.ReadyPorts = fmt.Sprintf("%d/%d", ready, len(kept))
+	return r.Status().Patch(ctx, link, client.MergeFrom(base))
 }
 
 // letGoUnlessMoving lets a host go, but keeps rackwire's pause while the consumer is paused
