@@ -99,8 +99,15 @@ func (w LauncherPodWebhook) Handle(ctx context.Context, req admission.Request) a
 	// VM could write them and take the VM's address. virt-controller makes the VMI the pod's
 	// controller; the claim's owner chain is checked against that VMI's UID.
 	launcher := false
-	if ref := metav1.GetControllerOf(pod); ref != nil {
-		launcher = ref.Kind == "VirtualMachineInstance" && ref.APIVersion == virtv1.GroupVersion.String() && ref.UID == vmi.UID
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "VirtualMachineInstance" && ref.APIVersion == virtv1.GroupVersion.String() {
+		if ref.UID != vmi.UID && ref.Name == vmi.Name && w.Live != nil {
+			// A VM restarted: virt-controller makes the new VMI's pod at once, before the
+			// cache has seen the VMI of that name replaced.
+			if err := w.Live.Get(ctx, client.ObjectKeyFromObject(vmi), vmi); err != nil {
+				return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading VMI %s/%s of the launcher pod: %w", ns, vmName, err))
+			}
+		}
+		launcher = ref.UID == vmi.UID
 	}
 	changed := false
 	// KubeVirt writes one element per multus network, in the order of the VMI's networks: the
