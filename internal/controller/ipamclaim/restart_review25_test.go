@@ -20,31 +20,53 @@ import (
 	"context"
 	"encoding/json"
 
+	ipamclaimsv1alpha1 "github.com/k8snetworkplumbingwg/ipamclaims/pkg/crd/ipamclaims/v1alpha1"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/rackwire/rackwire/internal/controller/ipamclaim"
 	"github.com/rackwire/rackwire/internal/scheme"
 	kubevirtwebhooks "github.com/rackwire/rackwire/webhooks/kubevirt/v1"
 )
 
-// laggingCache is the manager's cache before it has seen a VMI's re-creation: it still
-// holds the VMI of that name that was deleted. Everything else is read from the apiserver.
+// laggingCache is the manager's cache before it has seen an object's re-creation: it still
+// holds the VMI (or claim) of that name that was deleted. Everything else is read from the
+// apiserver.
 type laggingCache struct {
 	client.Reader
-	vmi *virtv1.VirtualMachineInstance
+	vmi   *virtv1.VirtualMachineInstance
+	claim *ipamclaimsv1alpha1.IPAMClaim
 }
 
 func (c laggingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if v, ok := obj.(*virtv1.VirtualMachineInstance); ok && key == client.ObjectKeyFromObject(c.vmi) {
+	if v, ok := obj.(*virtv1.VirtualMachineInstance); ok && c.vmi != nil && key == client.ObjectKeyFromObject(c.vmi) {
 		c.vmi.DeepCopyInto(v)
 		return nil
 	}
+	if v, ok := obj.(*ipamclaimsv1alpha1.IPAMClaim); ok && c.claim != nil && key == client.ObjectKeyFromObject(c.claim) {
+		c.claim.DeepCopyInto(v)
+		return nil
+	}
 	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// admit runs the launcher-pod webhook on the pod's creation with that cache.
+func admit(cache client.Reader, pod *corev1.Pod) admission.Response {
+	raw, err := json.Marshal(pod)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	w := kubevirtwebhooks.LauncherPodWebhook{Client: cache, Live: k8s, Decoder: admission.NewDecoder(scheme.New())}
+	return w.Handle(ctx, admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Create, Namespace: pod.Namespace, Object: runtime.RawExtension{Raw: raw},
+	}})
 }
 
 var _ = Describe("Review 25: a VM restarted under its name", func() {
@@ -70,15 +92,40 @@ var _ = Describe("Review 25: a VM restarted under its name", func() {
 		By("virt-controller creates the new VMI's launcher pod before the cache has seen the VMI change")
 		pod := launcherPod(vmi)
 		pod.Name = "virt-launcher-vm-restart-abcde"
-		raw, err := json.Marshal(pod)
-		Expect(err).NotTo(HaveOccurred())
-		w := kubevirtwebhooks.LauncherPodWebhook{
-			Client: laggingCache{Reader: k8s, vmi: before}, Live: k8s, Decoder: admission.NewDecoder(scheme.New()),
-		}
-		resp := w.Handle(ctx, admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-			Operation: admissionv1.Create, Namespace: vmNS, Object: runtime.RawExtension{Raw: raw},
-		}})
+		resp := admit(laggingCache{Reader: k8s, vmi: before}, pod)
 		Expect(resp.Result.Message).NotTo(ContainSubstring("is not controlled by"))
+		Expect(resp.Allowed).To(BeTrue())
+		Expect(resp.Patches).NotTo(BeEmpty(), "the pod gets the claim reference")
+		Expect(k8s.Delete(ctx, vmi)).To(Succeed())
+	})
+
+	It("admits a re-created VM's launcher pod while the webhook's cache still shows the earlier VM's claim", func() {
+		createNAD("reclaim", "reclaim-net", true, `"range":"10.10.40.0/24"`)
+		old := createVM("vm-reclaim", vmNet{"rc", "reclaim"})
+		Expect(allocatedIPs("vm-reclaim.rc")).To(Equal([]string{"10.10.40.1/24"}))
+		earlier := getClaim("vm-reclaim.rc")
+
+		By("the VM deleted, and its claim deleted as the garbage collector does")
+		Expect(k8s.Delete(ctx, old)).To(Succeed())
+		Eventually(func() []string { return getClaim("vm-reclaim.rc").Finalizers }).Should(Equal([]string{ipamclaim.Finalizer}))
+		Expect(k8s.Delete(ctx, getClaim("vm-reclaim.rc"))).To(Succeed())
+		Eventually(gone(earlier.DeepCopy())).Should(BeTrue())
+
+		By("created again: the VM's own claim, then its VMI and launcher pod")
+		vm := createVM("vm-reclaim", vmNet{"rc", "reclaim"})
+		Eventually(func() types.UID {
+			c := &ipamclaimsv1alpha1.IPAMClaim{}
+			if k8s.Get(ctx, client.ObjectKeyFromObject(earlier), c) != nil || metav1.GetControllerOf(c) == nil {
+				return ""
+			}
+			return metav1.GetControllerOf(c).UID
+		}).Should(Equal(vm.UID))
+		vmi := startVMI(vm)
+		pod := launcherPod(vmi)
+		pod.Name = "virt-launcher-vm-reclaim-abcde"
+
+		resp := admit(laggingCache{Reader: k8s, claim: earlier}, pod)
+		Expect(resp.Result.Message).NotTo(ContainSubstring("belongs to an earlier"))
 		Expect(resp.Allowed).To(BeTrue())
 		Expect(resp.Patches).NotTo(BeEmpty(), "the pod gets the claim reference")
 		Expect(k8s.Delete(ctx, vmi)).To(Succeed())
