@@ -100,9 +100,9 @@ var _ = Describe("Review 25: a VM restarted under its name", func() {
 	})
 
 	It("admits a re-created VM's launcher pod while the webhook's cache still shows the earlier VM's claim", func() {
-		createNAD("reclaim", "reclaim-net", true, `"range":"10.10.40.0/24"`)
+		createNAD("reclaim", "reclaim-net", true, `"range":"10.10.47.0/24"`)
 		old := createVM("vm-reclaim", vmNet{"rc", "reclaim"})
-		Expect(allocatedIPs("vm-reclaim.rc")).To(Equal([]string{"10.10.40.1/24"}))
+		Expect(allocatedIPs("vm-reclaim.rc")).To(Equal([]string{"10.10.47.1/24"}))
 		earlier := getClaim("vm-reclaim.rc")
 
 		By("the VM deleted, and its claim deleted as the garbage collector does")
