@@ -224,15 +224,22 @@ func pick(sc *scope, n cniconf.Network, i int, ref string, s seen) (netip.Addr, 
 		}
 		sc.free[key] = free
 	}
-	a, err := free.pool.Allocate(ipalloc.Sequential)
-	if errors.Is(err, ipalloc.ErrExhausted) {
-		return a, errExhausted{rangeIndex: i}
+	for {
+		a, err := free.pool.Allocate(ipalloc.Sequential)
+		if errors.Is(err, ipalloc.ErrExhausted) {
+			return a, errExhausted{rangeIndex: i}
+		}
+		if err != nil {
+			return a, err
+		}
+		// Another pool of this view (a NAD of the same scope with another gateway or
+		// exclusions) may have picked it since this pool was built.
+		if _, taken := sc.picked[a]; taken {
+			continue
+		}
+		sc.picked[a] = ref
+		return a, nil
 	}
-	if err != nil {
-		return a, err
-	}
-	sc.picked[a] = ref
-	return a, nil
 }
 
 // createReservation creates the OverlappingRangeIPReservation of a for the claim; mine is

@@ -99,8 +99,15 @@ func (w LauncherPodWebhook) Handle(ctx context.Context, req admission.Request) a
 	// VM could write them and take the VM's address. virt-controller makes the VMI the pod's
 	// controller; the claim's owner chain is checked against that VMI's UID.
 	launcher := false
-	if ref := metav1.GetControllerOf(pod); ref != nil {
-		launcher = ref.Kind == "VirtualMachineInstance" && ref.APIVersion == virtv1.GroupVersion.String() && ref.UID == vmi.UID
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "VirtualMachineInstance" && ref.APIVersion == virtv1.GroupVersion.String() {
+		if ref.UID != vmi.UID && ref.Name == vmi.Name && w.Live != nil {
+			// A VM restarted: virt-controller makes the new VMI's pod at once, before the
+			// cache has seen the VMI of that name replaced.
+			if err := w.Live.Get(ctx, client.ObjectKeyFromObject(vmi), vmi); err != nil {
+				return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading VMI %s/%s of the launcher pod: %w", ns, vmName, err))
+			}
+		}
+		launcher = ref.UID == vmi.UID
 	}
 	changed := false
 	// KubeVirt writes one element per multus network, in the order of the VMI's networks: the
@@ -233,20 +240,34 @@ func (w LauncherPodWebhook) persistent(ctx context.Context, key types.Namespaced
 // does not exist yet: the VM controller is making it, and the CNI plugin waits for it).
 func (w LauncherPodWebhook) refuse(ctx context.Context, vmi *virtv1.VirtualMachineInstance, ns, name string,
 	nad types.NamespacedName) (string, error) {
+	key := types.NamespacedName{Namespace: ns, Name: name}
 	claim := &ipamclaimsv1alpha1.IPAMClaim{}
-	if err := w.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, claim); err != nil {
+	if err := w.Client.Get(ctx, key, claim); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
-	if why := ipamclaim.Refusal(claim, vmi.Name, nad.String()); why != "" {
+	why := refusal(claim, vmi, nad)
+	if why == "" || w.Live == nil {
 		return why, nil
+	}
+	// A refusal read from the cache may be of a claim replaced since: a VM created again
+	// gets a claim of the same name as soon as the earlier one goes, and starts at once.
+	if err := w.Live.Get(ctx, key, claim); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	return refusal(claim, vmi, nad), nil
+}
+
+func refusal(claim *ipamclaimsv1alpha1.IPAMClaim, vmi *virtv1.VirtualMachineInstance, nad types.NamespacedName) string {
+	if why := ipamclaim.Refusal(claim, vmi.Name, nad.String()); why != "" {
+		return why
 	}
 	// A name is not an owner: a VM deleted and created again finds the earlier VM's claim
 	// until the garbage collector deletes it, and its address is released then.
 	if ref := metav1.GetControllerOf(claim); ref.UID != vmi.UID && !ownedBy(vmi, ref.UID) {
 		return fmt.Sprintf("IPAMClaim %s belongs to an earlier %s %s (UID %s); the pod can start once it is gone and the VM has its own",
-			name, ref.Kind, ref.Name, ref.UID), nil
+			claim.Name, ref.Kind, ref.Name, ref.UID)
 	}
-	return "", nil
+	return ""
 }
 
 func ownedBy(vmi *virtv1.VirtualMachineInstance, uid types.UID) bool {
