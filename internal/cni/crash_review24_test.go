@@ -122,3 +122,33 @@ func TestKilledAddRetried(t *testing.T) {
 	})
 	flusherGone(t, netDir(t, "node-z", name))
 }
+
+// TestAddDelAddOfOneContainer: a runtime's retry (ADD, DEL, ADD of the same container) while
+// the DEL is still written behind: the second ADD waits for it, and what the released entry's
+// flush deletes is never the second ADD's reservation or pool entry.
+func TestAddDelAddOfOneContainer(t *testing.T) {
+	const name = "retrydelnet"
+	slicePool(t, name, "10.87.2.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-z", SliceRange: "10.87.2.16/28"})
+	slice, pool := netip.MustParsePrefix("10.87.2.16/28"), name+"-node-z-10.87.2.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.87.2.0/24","node_slice_size":"/28"`)
+	for i := range 5 {
+		first := addProcess(t, conf, "node-z", "c-add-del-add")
+		if _, err := runPlugin("DEL", conf, "c-add-del-add", "node-z", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=c-add-del-add"); err != nil {
+			t.Fatal(err)
+		}
+		again := addProcess(t, conf, "node-z", "c-add-del-add")
+		flusherGone(t, netDir(t, "node-z", name))
+		poolEntry(t, pool, slice, again, "c-add-del-add")
+		o, ok := reservation(t, cni.ReservationName(name, again))
+		if !ok || o.Spec.ContainerID != "c-add-del-add" {
+			t.Fatalf("round %d: the second ADD's reservation of %s (first ADD had %s) is gone: %v %v", i, again, first, ok, o)
+		}
+		if first != again {
+			poolEntry(t, pool, slice, first, "")
+		}
+		if _, err := runPlugin("DEL", conf, "c-add-del-add", "node-z", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=c-add-del-add"); err != nil {
+			t.Fatal(err)
+		}
+		poolEntry(t, pool, slice, again, "")
+	}
+}
