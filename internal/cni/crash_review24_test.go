@@ -95,6 +95,20 @@ func TestKilledAddLetsTheFlusherGoIdle(t *testing.T) {
 	}
 	poolEntry(t, pool, slice, next, "c-after-kill")
 	flusherGone(t, netDir(t, "node-z", name))
+	// The runtime's DEL of the killed ADD frees its reservation and its place on the node.
+	if _, err := runPlugin("DEL", conf, "c-killed", "node-z", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=c-killed"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if _, ok := reservation(t, cni.ReservationName(name, killed)); ok {
+			return fmt.Errorf("reservation of %s still there after the killed ADD's DEL", killed)
+		}
+		return nil
+	})
+	flusherGone(t, netDir(t, "node-z", name))
+	if got := addProcess(t, conf, "node-z", "c-after-del"); got != killed {
+		t.Errorf("after the killed ADD's DEL, the next ADD got %s, not the freed %s", got, killed)
+	}
 }
 
 // TestKilledAddRetried: the runtime's retry of a killed ADD (same container) gets the address
