@@ -50,4 +50,21 @@ var _ = Describe("The IP reconciler, under review 24, with a network-status a te
 			"the live sandbox's entry (container onxnew01) was reaped on the word of a tenant-written network-status")
 		_ = stale
 	})
+
+	opal := network{name: "opal", rng: netip.MustParsePrefix("10.66.201.0/24")}
+
+	// On a network with reservations the reservations date the sandboxes (Superseded): the
+	// tenant-written network-status must not overrule them and get the live sandbox's entry
+	// reaped while the earlier sandbox's is still recorded.
+	It("does not reap a live sandbox's dated entry because the pod's network-status lists the earlier one", func() {
+		opal.createNAD(false, "")
+		pod := createPod("opal-0", node)
+		earlier := allocate(opal, "", opal.rng, "10.66.201.5", pod, "opl0ld01")
+		live := allocate(opal, "", opal.rng, "10.66.201.6", pod, "oplnew01")
+		pod.Annotations = map[string]string{"k8s.v1.cni.cncf.io/network-status": `[{"name":"` + appNS + `/opal","interface":"net1","ips":["10.66.201.5"],"mac":"0a:58:0a:42:c9:05"}]`}
+		Expect(k8s.Update(ctx, pod)).To(Succeed())
+		Consistently(live.allocated, 6*grace+5*time.Second).Should(BeTrue(),
+			"the live sandbox's entry (container oplnew01, reserved after opl0ld01) was reaped on the word of a tenant-written network-status")
+		_ = earlier
+	})
 })
