@@ -145,7 +145,7 @@ func TestAddDelAddOfOneContainer(t *testing.T) {
 	slicePool(t, name, "10.87.2.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: "node-z", SliceRange: "10.87.2.16/28"})
 	slice, pool := netip.MustParsePrefix("10.87.2.16/28"), name+"-node-z-10.87.2.16-28"
 	conf := netConf("1.1.0", name, `"range":"10.87.2.0/24","node_slice_size":"/28"`)
-	for i := range 5 {
+	for i := range 3 {
 		first := addProcess(t, conf, "node-z", "c-add-del-add")
 		if _, err := runPlugin("DEL", conf, "c-add-del-add", "node-z", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=c-add-del-add"); err != nil {
 			t.Fatal(err)
