@@ -224,14 +224,23 @@ func flushBackoff(tries int) time.Duration {
 	return min(100*time.Millisecond<<min(tries, 10), 30*time.Second)
 }
 
-// pending counts the node's attachments with entries not yet in their pool.
+// pending counts the node's attachments with entries the flusher has to write or take out.
+// An entry still Reserving is not its work: a live ADD kicks a flusher once it is reserved,
+// and one killed in between (a reboot, an OOM kill) leaves it Reserving until its DEL, which
+// need never come; counted, it would keep the flusher polling the apiserver for good.
 func (c *call) pending() (int, error) {
 	if err := c.st.Lock(); err != nil {
 		return 0, err
 	}
 	defer c.st.Unlock()
 	recs, err := c.st.pendingRecords(0)
-	return len(recs), err
+	n := 0
+	for _, r := range recs {
+		if slices.ContainsFunc(r.Entries, func(e entry) bool { return e.Releasing || e.Pending && !e.Reserving }) {
+			n++
+		}
+	}
+	return n, err
 }
 
 type flushItem struct {

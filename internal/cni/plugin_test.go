@@ -679,14 +679,18 @@ func TestSliceReadBehind(t *testing.T) {
 	conf := netConf("1.1.0", "slicebehind", `"range":"10.77.0.0/24","node_slice_size":"/28"`)
 	add := func(id string) netip.Addr { return addProcess(t, conf, "node-r", id) }
 	var sliceFile string
-	age := func(d time.Duration) {
+	// age makes the node's slice the given one, read d ago. It runs with no flusher alive
+	// (flusherGone), and sets the slice too: a flusher that lived past the slice's 10 s
+	// and read the NodeSlicePool behind the test's back has left another one.
+	age := func(slice netip.Prefix, d time.Duration) {
 		t.Helper()
+		flusherGone(t, filepath.Dir(sliceFile))
 		b, err := os.ReadFile(sliceFile)
 		var v map[string]any
 		if err != nil || json.Unmarshal(b, &v) != nil {
 			t.Fatalf("the node's slice: %v %s", err, b)
 		}
-		v["read"] = time.Now().Add(-d)
+		v["slice"], v["read"] = slice.String(), time.Now().Add(-d)
 		if b, err = json.Marshal(v); err != nil {
 			t.Fatal(err)
 		}
@@ -704,8 +708,7 @@ func TestSliceReadBehind(t *testing.T) {
 	if err := k8s.Update(ctx, nsp); err != nil {
 		t.Fatal(err)
 	}
-	flusherGone(t, filepath.Dir(sliceFile))
-	age(15 * time.Second)
+	age(old, 15*time.Second)
 	if a := add("c-sb-1"); !old.Contains(a) {
 		t.Errorf("a 15 s old slice: the ADD read it itself (%s)", a)
 	}
@@ -723,7 +726,7 @@ func TestSliceReadBehind(t *testing.T) {
 	if err := k8s.Update(ctx, nsp); err != nil {
 		t.Fatal(err)
 	}
-	age(40 * time.Second)
+	age(moved, 40*time.Second)
 	if a := add("c-sb-3"); !old.Contains(a) {
 		t.Errorf("a 40 s old slice was used: %s outside %s", a, old)
 	}

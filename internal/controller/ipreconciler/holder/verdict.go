@@ -83,7 +83,10 @@ func Judge(pod *Pod, nodeExists bool, ev Evidence, skew time.Duration) Reason {
 		return PodReplaced
 	case ev.UID == "" && !ev.ReservedAt.IsZero() && ev.ReservedAt.Add(skew).Before(pod.Created):
 		return PodReplaced
-	case listsSibling(pod, ev.IfName, ev.Addr, ev.Siblings):
+	case ev.UID == "" && ev.ReservedAt.IsZero() && listsSibling(pod, ev.IfName, ev.Addr, ev.Siblings):
+		// Only where nothing dates the entry (no reservation): anyone who may update the pod
+		// writes network-status, and a reservation's UID or date, where there is one, already
+		// told which sandbox is earlier (Superseded, above).
 		return PodReplaced
 	case pod.Finished:
 		return PodFinished
