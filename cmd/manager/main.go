@@ -33,6 +33,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/rackwire/rackwire/internal/apiwarnings"
 	"github.com/rackwire/rackwire/internal/controller/ipam"
 	"github.com/rackwire/rackwire/internal/controller/ipreconciler"
 	"github.com/rackwire/rackwire/internal/controller/nodeslice"
@@ -157,6 +158,9 @@ func run(o options) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	// The apiserver warns on every write of a claim or address that carries one of
+	// ip-address-manager's finalizer names: logged per write, that was nearly all of the log.
+	apiwarnings.Install(cfg)
 
 	// The IP reconciler caches Pods trimmed to their identity, Node and phase: any other
 	// reader of Pods through the manager's client sees them so.
