@@ -22,6 +22,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -41,6 +43,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controller/ipam"
@@ -156,20 +159,20 @@ func TestMoveKeepsEveryAddress(t *testing.T) {
 	dst := startManagement(t, "target")
 
 	mustCreate(t, src.k8s, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: moveNS}})
-	cluster := &unstructured.Unstructured{}
-	cluster.SetAPIVersion("cluster.x-k8s.io/v1beta2")
-	cluster.SetKind("Cluster")
-	cluster.SetNamespace(moveNS)
-	cluster.SetName(moveCluster)
-	_ = unstructured.SetNestedField(cluster.Object, false, "spec", "paused")
-	mustCreate(t, src.k8s, cluster)
+	capiCluster := &unstructured.Unstructured{}
+	capiCluster.SetAPIVersion("cluster.x-k8s.io/v1beta2")
+	capiCluster.SetKind("Cluster")
+	capiCluster.SetNamespace(moveNS)
+	capiCluster.SetName(moveCluster)
+	_ = unstructured.SetNestedField(capiCluster.Object, false, "spec", "paused")
+	mustCreate(t, src.k8s, capiCluster)
 	// clusterctl moves only a provisioned Cluster.
-	_ = unstructured.SetNestedField(cluster.Object, true, "status", "initialization", "infrastructureProvisioned")
-	_ = unstructured.SetNestedSlice(cluster.Object, []any{map[string]any{
+	_ = unstructured.SetNestedField(capiCluster.Object, true, "status", "initialization", "infrastructureProvisioned")
+	_ = unstructured.SetNestedSlice(capiCluster.Object, []any{map[string]any{
 		"type": "ControlPlaneInitialized", "status": "True", "reason": "Initialized",
 		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
 	}}, "status", "conditions")
-	if err := src.k8s.Status().Update(ctx, cluster); err != nil {
+	if err := src.k8s.Status().Update(ctx, capiCluster); err != nil {
 		t.Fatal(err)
 	}
 
@@ -189,7 +192,7 @@ func TestMoveKeepsEveryAddress(t *testing.T) {
 	}
 	for i := range capiClaims {
 		c := &capiipamv1beta2.IPAddressClaim{ObjectMeta: metav1.ObjectMeta{Namespace: moveNS, Name: fmt.Sprintf("capi-%d", i),
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "Cluster", Name: moveCluster, UID: cluster.GetUID()}}}}
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "Cluster", Name: moveCluster, UID: capiCluster.GetUID()}}}}
 		c.Spec.ClusterName = moveCluster
 		c.Spec.PoolRef = capiipamv1beta2.IPPoolReference{APIGroup: ipamv1alpha1.GroupVersion.Group, Kind: "IPPool", Name: movePool}
 		mustCreate(t, src.k8s, c)
@@ -204,6 +207,9 @@ func TestMoveKeepsEveryAddress(t *testing.T) {
 		FromKubeconfig: clusterctl.Kubeconfig{Path: src.kubeconfig, Context: "source"},
 		ToKubeconfig:   clusterctl.Kubeconfig{Path: dst.kubeconfig, Context: "target"},
 		Namespace:      moveNS,
+		// Before the first address lands in the target, every moved claim is reconciled
+		// there: the window in which rackwire would give a claim a new address.
+		ExperimentalResourceMutators: []cluster.ResourceMutatorFunc{claimsReconciledBeforeAddresses(t, dst.k8s)},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +260,74 @@ func TestMoveKeepsEveryAddress(t *testing.T) {
 	if len(m3.Items)+len(ca.Items)+len(pools.Items) > 0 {
 		t.Fatalf("left in the source: %d IPClaims, %d IPAddressClaims, %d IPPools", len(m3.Items), len(ca.Items), len(pools.Items))
 	}
+}
+
+// claimsReconciledBeforeAddresses is a mutator of clusterctl move that, when the first
+// IPAddress is about to be created in the target (its claims and pool are there already,
+// clusterctl creates owners first), touches every claim in the target and waits until the
+// claim controllers have reconciled at least as many times as there are claims. It changes
+// no object it is given: it only makes sure that rackwire in the target sees each claim,
+// without status and without its address, before the address arrives, however fast the
+// mover runs.
+func claimsReconciledBeforeAddresses(t *testing.T, k8s client.Client) cluster.ResourceMutatorFunc {
+	var once sync.Once
+	return func(u *unstructured.Unstructured) error {
+		if u.GetKind() != "IPAddress" {
+			return nil
+		}
+		var err error
+		once.Do(func() { err = touchClaimsAndWait(k8s) })
+		return err
+	}
+}
+
+func touchClaimsAndWait(k8s client.Client) error {
+	ctx := context.Background()
+	var m3 ipamv1alpha1.IPClaimList
+	var ca capiipamv1beta2.IPAddressClaimList
+	for _, l := range []client.ObjectList{&m3, &ca} {
+		if err := k8s.List(ctx, l, client.InNamespace(moveNS)); err != nil {
+			return err
+		}
+	}
+	before := reconciles()
+	touch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"test.rackwire.io/touched":"true"}}}`))
+	for i := range m3.Items {
+		if err := k8s.Patch(ctx, &m3.Items[i], touch); err != nil {
+			return err
+		}
+	}
+	for i := range ca.Items {
+		if err := k8s.Patch(ctx, &ca.Items[i], touch); err != nil {
+			return err
+		}
+	}
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		now := reconciles()
+		return now["ipclaim"]-before["ipclaim"] >= float64(len(m3.Items)) &&
+			now["ipaddressclaim"]-before["ipaddressclaim"] >= float64(len(ca.Items)), nil
+	})
+}
+
+// reconciles reads controller-runtime's reconcile counters by controller. Both managers of
+// the test count into them; the source's claims do not change while clusterctl creates
+// objects in the target.
+func reconciles() map[string]float64 {
+	out := map[string]float64{}
+	families, _ := ctrlmetrics.Registry.Gather()
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" {
+					out[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
 }
 
 // versionlessClusterctl is clusterctl's client, except that it does not refuse envtest's
