@@ -418,4 +418,3 @@ func addressNames(t *testing.T, k8s client.Client) []string {
 	slices.Sort(out)
 	return out
 }
-
