@@ -197,7 +197,27 @@ func TestMoveKeepsEveryAddress(t *testing.T) {
 		c.Spec.PoolRef = capiipamv1beta2.IPPoolReference{APIGroup: ipamv1alpha1.GroupVersion.Group, Kind: "IPPool", Name: movePool}
 		mustCreate(t, src.k8s, c)
 	}
-	before := waitBound(t, src.k8s, metal3Claims, capiClaims)
+	// A pool of no Cluster, with claims of none: clusterctl does not pause them, so the pool
+	// is paused by hand for the move, as docs/operating.md says.
+	standalone := &ipamv1alpha1.IPPool{ObjectMeta: metav1.ObjectMeta{Namespace: moveNS, Name: "standalone"}}
+	standalone.Spec.NamePrefix = "sa"
+	standalone.Spec.Prefix = 24
+	standalone.Spec.Pools = []ipamv1alpha1.Pool{{Start: ptr.To(ipamv1alpha1.IPAddressStr("10.30.0.10")), End: ptr.To(ipamv1alpha1.IPAddressStr("10.30.0.60"))}}
+	mustCreate(t, src.k8s, standalone)
+	const standaloneClaims = 2
+	for i := range standaloneClaims {
+		c := &ipamv1alpha1.IPClaim{ObjectMeta: metav1.ObjectMeta{Namespace: moveNS, Name: fmt.Sprintf("sa-%d", i)}}
+		c.Spec.Pool.Name = standalone.Name
+		mustCreate(t, src.k8s, c)
+	}
+	before := waitBound(t, src.k8s, metal3Claims+standaloneClaims, capiClaims)
+	pausePool := func(k8s client.Client, patch string) {
+		p := &ipamv1alpha1.IPPool{ObjectMeta: metav1.ObjectMeta{Namespace: moveNS, Name: standalone.Name}}
+		if err := k8s.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pausePool(src.k8s, `{"metadata":{"annotations":{"cluster.x-k8s.io/paused":""}}}`)
 
 	c, err := versionlessClusterctl(ctx, repo(t, nil))
 	if err != nil {
@@ -214,7 +234,8 @@ func TestMoveKeepsEveryAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	after := waitBound(t, dst.k8s, metal3Claims, capiClaims)
+	pausePool(dst.k8s, `{"metadata":{"annotations":{"cluster.x-k8s.io/paused":null}}}`)
+	after := waitBound(t, dst.k8s, metal3Claims+standaloneClaims, capiClaims)
 	if !maps.Equal(before, after) {
 		t.Fatalf("claims' addresses changed in the move:\nbefore %v\nafter  %v", before, after)
 	}
