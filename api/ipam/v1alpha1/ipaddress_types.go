@@ -52,6 +52,8 @@ type IPAddressSpec struct {
 }
 
 // +kubebuilder:object:root=true
+// +kubebuilder:metadata:labels="clusterctl.cluster.x-k8s.io="
+// +kubebuilder:metadata:labels="clusterctl.cluster.x-k8s.io/move="
 // +kubebuilder:resource:path=ipaddresses,scope=Namespaced,categories=cluster-api;metal3;rackwire,shortName=ipa;ipaddress;m3ipa;m3ipaddress;m3ipaddresses;metal3ipa;metal3ipaddress;metal3ipaddresses
 // +kubebuilder:printcolumn:name="Address",type="string",JSONPath=".spec.address"
 // +kubebuilder:printcolumn:name="Prefix",type="integer",JSONPath=".spec.prefix"

@@ -46,6 +46,8 @@ type IPClaimStatus struct {
 }
 
 // +kubebuilder:object:root=true
+// +kubebuilder:metadata:labels="clusterctl.cluster.x-k8s.io="
+// +kubebuilder:metadata:labels="clusterctl.cluster.x-k8s.io/move-hierarchy="
 // +kubebuilder:resource:path=ipclaims,scope=Namespaced,categories=cluster-api;rackwire,shortName=ipc;ipclaim;m3ipc;m3ipclaim;m3ipclaims;metal3ipc;metal3ipclaim;metal3ipclaims
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Pool",type="string",JSONPath=".spec.pool.name",description="Pool the address comes from"
