@@ -17,11 +17,13 @@ fi
 major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
 mkdir -p "$OUT"
 
-# The manager's and the CNI DaemonSet's image, the namespace everything lives in (also in the
-# webhook configurations' service references and cert-manager's CA injection), the manager's
-# log level and whether it elects a leader. clusterctl substitutes them from the environment
+# config/release is config/default with one variable per area the manager serves
+# (RACKWIRE_SERVE_IPAM, _SWITCHES, _NODE_SLICES, _PERSISTENT_IPS), in its --serve and in its
+# webhooks' matchConditions. Besides them: the manager's and the CNI DaemonSet's image, the
+# namespace everything lives in (also in the webhook configurations' service references and
+# cert-manager's CA injection), the manager's log level and whether it elects a leader. clusterctl substitutes them from the environment
 # or its config file, or takes the default after :=.
-components=$("$KUSTOMIZE" build "$ROOT/config/default")
+components=$("$KUSTOMIZE" build "$ROOT/config/release")
 grep -q '^        - --leader-elect$' <<<"$components" || { echo "config/manager no longer passes --leader-elect" >&2; exit 1; }
 sed -e "s|image: controller:latest|image: \${RACKWIRE_IMAGE:=ghcr.io/rackwire/rackwire:$VERSION}|" \
 	-e 's|rackwire-system|${RACKWIRE_NAMESPACE:=rackwire-system}|g' \

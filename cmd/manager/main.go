@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"os"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -58,6 +59,7 @@ type options struct {
 	enableHTTP2    bool
 	qps            float64
 	burst          int
+	serve          string
 	zap            zap.Options
 }
 
@@ -84,6 +86,9 @@ func parseFlags() options {
 	flag.BoolVar(&o.webhooks, "webhooks", true,
 		"Serve the admission webhooks; turn off when running against a cluster without their certificates.")
 	flag.StringVar(&o.webhookHost, "webhook-host", "", "Address the webhook server binds to; empty for all.")
+	flag.StringVar(&o.serve, "serve", strings.Join(areaNames(), ","),
+		"Comma list of the areas to serve, of "+strings.Join(areaNames(), ", ")+"; an entry may also read area=true or area=false. "+
+			"An area not listed runs none of its reconcilers and webhooks, and its CRDs need not be installed.")
 	flag.IntVar(&o.webhookPort, "webhook-port", webhook.DefaultPort, "Port of the webhook server.")
 	flag.StringVar(&o.webhookCertDir, "webhook-cert-dir", "",
 		"Directory with the webhook serving certificate tls.crt and tls.key; it is watched for rotation.")
@@ -139,6 +144,12 @@ func main() {
 }
 
 func run(o options) error {
+	// Before anything else: a misspelt area must stop the manager, not leave an area unserved.
+	serve, err := parseServe(o.serve, areaNames())
+	if err != nil {
+		return err
+	}
+
 	var tlsOpts []func(*tls.Config)
 	if !o.enableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
@@ -190,7 +201,7 @@ func run(o options) error {
 		return err
 	}
 
-	if err := setupAreas(mgr, o.webhooks); err != nil {
+	if err := setupAreas(mgr, o.webhooks, serve); err != nil {
 		return err
 	}
 
@@ -207,6 +218,12 @@ func run(o options) error {
 		return err
 	}
 
-	ctrl.Log.WithName("setup").Info("starting manager", "areas", len(areas), "webhooks", o.webhooks)
+	var served []string
+	for _, name := range areaNames() {
+		if serve[name] {
+			served = append(served, name)
+		}
+	}
+	ctrl.Log.WithName("setup").Info("starting manager", "areas", served, "webhooks", o.webhooks)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
