@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Writes the release artifacts clusterctl reads for an IPAM provider into $1 (default out/):
-# ipam-components.yaml, config/default rendered by kustomize with clusterctl's ${VAR:=default}
-# variables for what a user sets, and metadata.yaml, the release series and the Cluster API
-# contract they implement. $KUSTOMIZE is the kustomize binary, $VERSION the release (vX.Y.Z).
+# ipam-components.yaml, config/release (config/default, each area gated on its own variable)
+# rendered by kustomize with clusterctl's ${VAR:=default} variables for what a user sets, and
+# metadata.yaml, the release series and the Cluster API contract they implement. $KUSTOMIZE is
+# the kustomize binary, $VERSION the release (vX.Y.Z).
 set -euo pipefail
 
 OUT=${1:-out}
