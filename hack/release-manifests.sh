@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Writes the release artifacts clusterctl reads for an IPAM provider into $1 (default out/):
-# ipam-components.yaml, config/default rendered by kustomize with clusterctl's ${VAR:=default}
-# variables for what a user sets, and metadata.yaml, the release series and the Cluster API
-# contract they implement. $KUSTOMIZE is the kustomize binary, $VERSION the release (vX.Y.Z).
+# ipam-components.yaml, config/release (config/default, each area gated on its own variable)
+# rendered by kustomize with clusterctl's ${VAR:=default} variables for what a user sets, and
+# metadata.yaml, the release series and the Cluster API contract they implement. $KUSTOMIZE is
+# the kustomize binary, $VERSION the release (vX.Y.Z).
 set -euo pipefail
 
 OUT=${1:-out}
@@ -17,11 +18,13 @@ fi
 major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
 mkdir -p "$OUT"
 
-# The manager's and the CNI DaemonSet's image, the namespace everything lives in (also in the
-# webhook configurations' service references and cert-manager's CA injection), the manager's
-# log level and whether it elects a leader. clusterctl substitutes them from the environment
+# config/release is config/default with one variable per area the manager serves
+# (RACKWIRE_SERVE_IPAM, _SWITCHES, _NODE_SLICES, _PERSISTENT_IPS), in its --serve and in its
+# webhooks' matchConditions. Besides them: the manager's and the CNI DaemonSet's image, the
+# namespace everything lives in (also in the webhook configurations' service references and
+# cert-manager's CA injection), the manager's log level and whether it elects a leader. clusterctl substitutes them from the environment
 # or its config file, or takes the default after :=.
-components=$("$KUSTOMIZE" build "$ROOT/config/default")
+components=$("$KUSTOMIZE" build "$ROOT/config/release")
 grep -q '^        - --leader-elect$' <<<"$components" || { echo "config/manager no longer passes --leader-elect" >&2; exit 1; }
 sed -e "s|image: controller:latest|image: \${RACKWIRE_IMAGE:=ghcr.io/rackwire/rackwire:$VERSION}|" \
 	-e 's|rackwire-system|${RACKWIRE_NAMESPACE:=rackwire-system}|g' \

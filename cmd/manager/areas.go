@@ -35,12 +35,13 @@ import (
 	nodeslicewebhooks "github.com/rackwire/rackwire/webhooks/nodeslice/v1alpha1"
 )
 
-// area is one part of the operator (IPAM, switches, node slices, persistent IPs): the
-// reconcilers it runs and the admission webhooks it serves. Webhooks are registered apart so
-// that `--webhooks=false` (make run against a cluster without certificates) can skip them.
+// area is one part of the operator, named as `--serve` names it: the reconcilers it runs and
+// the admission webhooks it serves. Webhooks are registered apart so that `--webhooks=false`
+// (make run against a cluster without certificates) can skip them. An area that is not
+// served registers nothing: none of its kinds is watched, so its CRDs need not be installed.
 type area struct {
 	name       string
-	reconcile  setupFunc
+	reconciles []setupFunc
 	admissions []setupFunc
 }
 
@@ -50,21 +51,38 @@ type setupFunc func(ctrl.Manager) error
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // areas is the one place where parts of the operator are wired in: an issue that adds a
-// part adds its line here and nothing else in cmd/manager.
+// part adds it to an area here and nothing else in cmd/manager. The release components
+// (config/release) gate each area's webhook configurations on the same names.
 var areas = []area{
-	{name: "ipam", reconcile: ipam.Setup, admissions: []setupFunc{ipamwebhooks.Setup, capiipamwebhooks.Setup}},
-	{name: "switches", reconcile: switches.Setup, admissions: []setupFunc{networkwebhooks.Setup}},
-	{name: "hostlink", reconcile: hostlink.Setup},
-	{name: "node slices", reconcile: nodeslice.Setup, admissions: []setupFunc{nodeslicewebhooks.Setup}},
-	{name: "persistent IPs", reconcile: ipamclaim.Setup, admissions: []setupFunc{kubevirtwebhooks.Setup, ipamclaimwebhooks.Setup}},
-	{name: "ip reconciler", reconcile: ipreconciler.Setup},
+	// ipam.metal3.io pools, claims and addresses, and the Cluster API IPAM contract's
+	// IPAddressClaims of those pools: one allocator serves both, so they are one area.
+	{name: "ipam", reconciles: []setupFunc{ipam.Setup}, admissions: []setupFunc{ipamwebhooks.Setup, capiipamwebhooks.Setup}},
+	// metal3.io switches, their ports, and the BareMetalHosts wired to them through HostLinks:
+	// one webhook package guards both.
+	{name: "switches", reconciles: []setupFunc{switches.Setup, hostlink.Setup}, admissions: []setupFunc{networkwebhooks.Setup}},
+	// whereabouts.cni.cncf.io node slices and the reaping of the CNI plugin's records.
+	{name: "node-slices", reconciles: []setupFunc{nodeslice.Setup, ipreconciler.Setup}, admissions: []setupFunc{nodeslicewebhooks.Setup}},
+	// k8s.cni.cncf.io IPAMClaims of KubeVirt VMs and their launcher pods.
+	{name: "persistent-ips", reconciles: []setupFunc{ipamclaim.Setup}, admissions: []setupFunc{kubevirtwebhooks.Setup, ipamclaimwebhooks.Setup}},
 }
 
-// setupAreas registers every area's reconcilers and, when asked, its webhooks.
-func setupAreas(mgr ctrl.Manager, webhooks bool) error {
+// areaNames lists the areas in the order they are wired.
+func areaNames() []string {
+	names := make([]string, len(areas))
+	for i, a := range areas {
+		names[i] = a.name
+	}
+	return names
+}
+
+// setupAreas registers the reconcilers of every area in serve and, when asked, its webhooks.
+func setupAreas(mgr ctrl.Manager, webhooks bool, serve map[string]bool) error {
 	for _, a := range areas {
-		if a.reconcile != nil {
-			if err := a.reconcile(mgr); err != nil {
+		if !serve[a.name] {
+			continue
+		}
+		for _, setup := range a.reconciles {
+			if err := setup(mgr); err != nil {
 				return fmt.Errorf("setting up %s reconcilers: %w", a.name, err)
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,6 +63,7 @@ type options struct {
 	burst          int
 	// secretNamespaces is --switch-secret-namespaces as given.
 	secretNamespaces string
+	serve            string
 	zap              zap.Options
 }
 
@@ -88,6 +90,9 @@ func parseFlags() options {
 	flag.BoolVar(&o.webhooks, "webhooks", true,
 		"Serve the admission webhooks; turn off when running against a cluster without their certificates.")
 	flag.StringVar(&o.webhookHost, "webhook-host", "", "Address the webhook server binds to; empty for all.")
+	flag.StringVar(&o.serve, "serve", strings.Join(areaNames(), ","),
+		"Comma list of the areas to serve, of "+strings.Join(areaNames(), ", ")+"; an entry may also read area=true or area=false. "+
+			"An area not listed runs none of its reconcilers and webhooks, and its CRDs need not be installed.")
 	flag.IntVar(&o.webhookPort, "webhook-port", webhook.DefaultPort, "Port of the webhook server.")
 	flag.StringVar(&o.webhookCertDir, "webhook-cert-dir", "",
 		"Directory with the webhook serving certificate tls.crt and tls.key; it is watched for rotation.")
@@ -150,6 +155,12 @@ func main() {
 }
 
 func run(o options) error {
+	// Before anything else: a misspelt area must stop the manager, not leave an area unserved.
+	serve, err := parseServe(o.serve, areaNames())
+	if err != nil {
+		return err
+	}
+
 	var tlsOpts []func(*tls.Config)
 	if !o.enableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
@@ -164,7 +175,6 @@ func run(o options) error {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	var err error
 	if switches.SecretNamespaces, err = secretNamespaces(o.secretNamespaces); err != nil {
 		return err
 	}
@@ -209,7 +219,7 @@ func run(o options) error {
 		return err
 	}
 
-	if err := setupAreas(mgr, o.webhooks); err != nil {
+	if err := setupAreas(mgr, o.webhooks, serve); err != nil {
 		return err
 	}
 
@@ -226,6 +236,12 @@ func run(o options) error {
 		return err
 	}
 
-	ctrl.Log.WithName("setup").Info("starting manager", "areas", len(areas), "webhooks", o.webhooks)
+	var served []string
+	for _, name := range areaNames() {
+		if serve[name] {
+			served = append(served, name)
+		}
+	}
+	ctrl.Log.WithName("setup").Info("starting manager", "areas", served, "webhooks", o.webhooks)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

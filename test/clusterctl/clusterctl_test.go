@@ -136,7 +136,7 @@ func TestProviderAndVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"RACKWIRE_IMAGE", "RACKWIRE_LEADER_ELECT", "RACKWIRE_LOG_LEVEL", "RACKWIRE_NAMESPACE"}
+	want := []string{"RACKWIRE_IMAGE", "RACKWIRE_LEADER_ELECT", "RACKWIRE_LOG_LEVEL", "RACKWIRE_NAMESPACE", "RACKWIRE_SERVE_IPAM", "RACKWIRE_SERVE_NODE_SLICES", "RACKWIRE_SERVE_PERSISTENT_IPS", "RACKWIRE_SERVE_SWITCHES"}
 	got := slices.Sorted(slices.Values(comps.Variables()))
 	if !slices.Equal(got, want) {
 		t.Fatalf("variables %v, want %v", got, want)
