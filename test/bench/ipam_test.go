@@ -757,7 +757,7 @@ func printTable(l, fl limitResult, rows []result, fill float64, peer *result) {
 		fl.n, createWorkers, limitWorkers, fl.seconds, fl.writesPerSec, fl.apiserverRate, fl.claimsPerSec, fl.cpu.perClaim(fl.n), othersPct(fl.cpu))
 	header := []string{"workload", "N", "seconds", "claims/s", "vs limit", "vs floor", "last/first", "p50 s", "p99 s", "peak MiB",
 		"writes/cl", "reads/cl", "409s", "CPU ms/cl api/etcd/mgr/bench", "CPU vs limit", "others"}
-	widths := []int{36, 6, 7, 8, 8, 8, 10, 7, 7, 8, 9, 8, 5, 29, 12, 6}
+	widths := []int{48, 6, 7, 8, 8, 8, 10, 7, 7, 8, 9, 8, 5, 29, 12, 6}
 	cells := func(vals []string) string {
 		var b strings.Builder
 		b.WriteString("|")
@@ -779,7 +779,7 @@ func printTable(l, fl limitResult, rows []result, fill float64, peer *result) {
 	fmt.Println(rule.String())
 	for _, r := range rows {
 		if r.err != nil {
-			fmt.Printf("| %-36s | %6d | FAILED: %v\n", r.name, r.n, r.err)
+			fmt.Printf("| %-48s | %6d | FAILED: %v\n", r.name, r.n, r.err)
 			continue
 		}
 		f := func(format string, v float64) string { return fmt.Sprintf(format, v) }
