@@ -75,6 +75,14 @@ bmo: ## Build the BMO manager the host-link tests run (once; reused afterwards).
 # pins its own Cluster API (1.13.x).
 CAPM3_VERSION ?= v1.13.2
 
+# Metal3's ip-address-manager, the peer test/bench measures rackwire's Metal3 IPAM against;
+# built in a module of its own, like CAPM3. `make bench` needs it, `make test` does not.
+IPAM_MANAGER_VERSION ?= v1.13.2
+
+.PHONY: ipam-manager
+ipam-manager: ## Build Metal3's ip-address-manager and copy the CRDs it reads into bin/ipam-manager/ (once; reused afterwards).
+	@IPAM_VERSION=$(IPAM_MANAGER_VERSION:v%=%) hack/ipam-manager-bin.sh >/dev/null
+
 .PHONY: capm3
 capm3: ## Build the CAPM3 manager and copy its and Cluster API's CRDs into bin/capm3/ (once; reused afterwards).
 	@CAPM3_VERSION=$(CAPM3_VERSION:v%=%) hack/capm3-bin.sh >/dev/null
@@ -108,7 +116,7 @@ test: manifests generate fmt vet envtest bmo capm3 cni-bins kustomize ## Unit, e
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./... -coverprofile cover.out -timeout 30m
 
 .PHONY: bench
-bench: envtest cni-bins ## Benchmarks: pure ones, IPAM throughput, switch batching, node slices (against whereabouts) and a VM burst on a persistent network of the built manager against a local apiserver (tables).
+bench: envtest cni-bins ipam-manager ## Benchmarks: pure ones, IPAM throughput, switch batching, node slices (against whereabouts) and a VM burst on a persistent network of the built manager against a local apiserver (tables).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./internal/... -run '^$$' -bench . -benchmem
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench -run '^$$' -bench . -benchtime=1x -timeout 60m
 	KUBEBUILDER_ASSETS="$$(hack/envtest-bins.sh)" $(GO) test ./test/bench/switches -run '^$$' -bench . -benchtime=1x -timeout 30m

@@ -27,6 +27,18 @@ limitations under the License.
 // objects created directly by the same kind of client, as earlier claims would have left
 // them.
 //
+// The floor that counts the user's create is measured the same way: the user's claim
+// creates (with the finalizer on, as a mutating webhook would put it) by createWorkers
+// workers, and beside them, as each lands, the IPAddress create and status patch an
+// allocator answers it with, by limitWorkers workers: three writes per claim, the user's
+// among them, at full speed on the same apiserver.
+//
+// Last, rackwire's control plane stops and Metal3's ip-address-manager (built by
+// hack/ipam-manager-bin.sh; its client QPS and burst raised to 1000/2000, 16 concurrent pool
+// reconciles) runs the Metal3 IPv4 workload on a control plane of its own, with the CRDs its
+// module ships and no webhooks: both serve the same ipam.metal3.io kinds, so they cannot
+// share an apiserver. BENCH_PEER=0 leaves it out.
+//
 // Besides the rates, the table gives the CPU time of kube-apiserver, etcd, the manager and
 // the harness per claim, the limit's CPU time per claim over the run's, and the share of
 // the machine other processes took: on a shared two-core machine both the limit and the

@@ -54,6 +54,10 @@ type env struct {
 	mgrDone   chan struct{}
 	mgrLog    string
 	PprofAddr string
+	// peer is set for the control plane running Metal3's ip-address-manager instead of
+	// rackwire: its claims have no conditions and its pools no usage in their status.
+	peer    bool
+	stopped bool
 }
 
 const managerUser = "rackwire-manager"
@@ -178,6 +182,10 @@ func (e *env) startManager(ctx context.Context, bin string) error {
 }
 
 func (e *env) stop() {
+	if e.stopped {
+		return
+	}
+	e.stopped = true
 	if e.mgr != nil {
 		_ = syscall.Kill(-e.mgr.Process.Pid, syscall.SIGTERM)
 		select {
