@@ -137,6 +137,11 @@ func parseFlags() options {
 			"before its records are reaped, on networks with ipam.type rackwire.")
 	flag.DurationVar(&ipreconciler.Resync, "ip-reconciler-resync", ipreconciler.Resync,
 		"How often the IP reconciler looks at a network without an event (records of ADDs cut short leave none).")
+	flag.BoolVar(&ipreconciler.TrustNetworkStatus, "ip-reconciler-trust-network-status", ipreconciler.TrustNetworkStatus,
+		"Let a pod's k8s.v1.cni.cncf.io/network-status annotation tell, on networks without reservations "+
+			"(enable_overlapping_ranges: false), an earlier pod's entry from the live one's, and reap the earlier. Only with "+
+			"config/cni/network-status-policy applied: anyone who may update a pod can otherwise write it and get a live "+
+			"address handed to a second pod. Off, such entries leak until their pod goes.")
 	o.zap.Development = false
 	o.zap.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -83,6 +83,7 @@ func TestRenderedManifestsApply(t *testing.T) {
 	checkReferences(t, all)
 	t.Run("the CNI plugin's identity", func(t *testing.T) { checkCNIPermissions(ctx, t, cfg, c) })
 	t.Run("the manager's Secrets", func(t *testing.T) { checkManagerSecrets(ctx, t, cfg, c, kustomize, root) })
+	t.Run("the network-status policy", func(t *testing.T) { checkNetworkStatusPolicy(ctx, t, cfg, c) })
 }
 
 // render runs `kustomize build dir` and reads its objects.

@@ -48,6 +48,13 @@ type Reconciler struct {
 	Grace     time.Duration
 	Resync    time.Duration
 	Skew      time.Duration
+	// TrustNetworkStatus lets a pod's network-status annotation tell, on a network without
+	// reservations, the entry of its live sandbox from an earlier one's. Whoever may update
+	// the pod may write it, so a tenant could name the live sandbox's entry as the earlier
+	// one and get its address handed to another pod: only an admission policy letting Multus
+	// alone write it makes it evidence. Without it an earlier pod's entry leaks until the pod
+	// goes, which never puts one address on two holders.
+	TrustNetworkStatus bool
 
 	scopes *scopes
 	mu     sync.Mutex
@@ -230,8 +237,10 @@ func (r *Reconciler) verdict(ctx context.Context, reader client.Reader, podRef s
 	}
 	hp := &holder.Pod{
 		UID: string(pod.UID), Created: pod.CreationTimestamp.Time, Node: pod.Spec.NodeName,
-		Finished:   pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
-		Interfaces: holder.NetworkStatus(pod.Annotations[holder.AnnotationNetworkStatus]),
+		Finished: pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
+	}
+	if r.TrustNetworkStatus {
+		hp.Interfaces = holder.NetworkStatus(pod.Annotations[holder.AnnotationNetworkStatus])
 	}
 	nodeExists := true
 	if hp.Node != "" {

@@ -56,7 +56,11 @@ func allocateOnly(n network, poolRange netip.Prefix, addr string, pod *corev1.Po
 var _ = Describe("The IP reconciler, under review, on a network without reservations", Ordered, func() {
 	amber := network{name: "amber", rng: netip.MustParsePrefix("10.73.0.0/24")}
 
-	BeforeAll(func() { amber.createNAD(false, `,"enable_overlapping_ranges":false`) })
+	BeforeAll(func() {
+		amber.createNAD(false, `,"enable_overlapping_ranges":false`)
+		// Only a manager told that Multus alone writes network-status reads it.
+		DeferCleanup(trustingReconciler())
+	})
 
 	// A network without reservations (enable_overlapping_ranges: false): a pod's DEL never
 	// came (its node crashed) and the StatefulSet re-created the pod under its name with
@@ -64,7 +68,10 @@ var _ = Describe("The IP reconciler, under review, on a network without reservat
 	// not an identity: the old entry must be reaped, not kept for the new pod forever. What
 	// tells them apart is the pod's network-status annotation (Multus writes it after the
 	// ADD, and whereabouts' own reconciler reads it): it lists the new sandbox's address on
-	// the interface, which the pool records for the pod under the other container.
+	// the interface, which the pool records for the pod under the other container. Anyone
+	// who may update the pod can write it too, so it is read only where the infra team
+	// vouches that Multus alone can (--ip-reconciler-trust-network-status, with
+	// config/cni/network-status-policy applied); the spec under review 24 is the default's.
 	It("reaps the entry of an earlier pod of the name on a network without reservations", func() {
 		old := createPod("amber-0", node)
 		stale := allocateOnly(amber, amber.rng, "10.73.0.5", old, "amb0ld01")

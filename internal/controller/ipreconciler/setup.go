@@ -46,6 +46,9 @@ var (
 	// Resync is how often a scope is looked at without an event (an ADD cut short leaves
 	// no event behind).
 	Resync = time.Minute
+	// TrustNetworkStatus: see Reconciler.TrustNetworkStatus. Off unless the infra team
+	// vouches that only Multus writes pods' network-status (config/cni/network-status-policy).
+	TrustNetworkStatus = false
 )
 
 // Skew is the clock difference tolerated between the apiservers that stamped a pod and a
@@ -62,11 +65,13 @@ type Options struct {
 	Grace     time.Duration
 	Resync    time.Duration
 	Skew      time.Duration
+	// TrustNetworkStatus: see Reconciler.TrustNetworkStatus.
+	TrustNetworkStatus bool
 }
 
 // Setup registers the reconciler with the production settings.
 func Setup(mgr ctrl.Manager) error {
-	return SetupWith(mgr, Options{Namespace: nodeslice.Namespace, Grace: Grace, Resync: Resync, Skew: Skew})
+	return SetupWith(mgr, Options{Namespace: nodeslice.Namespace, Grace: Grace, Resync: Resync, Skew: Skew, TrustNetworkStatus: TrustNetworkStatus})
 }
 
 // +kubebuilder:rbac:groups=whereabouts.cni.cncf.io,resources=ippools,verbs=get;list;watch;patch
@@ -107,7 +112,8 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	}
 	r := &Reconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("ipreconciler"),
-		Namespace: o.Namespace, Grace: o.Grace, Resync: o.Resync, Skew: o.Skew, scopes: newScopes(), deleted: map[string]holder.Evidence{},
+		Namespace: o.Namespace, Grace: o.Grace, Resync: o.Resync, Skew: o.Skew, TrustNetworkStatus: o.TrustNetworkStatus,
+		scopes: newScopes(), deleted: map[string]holder.Evidence{},
 	}
 	inNamespace := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetNamespace() == o.Namespace })
 	return ctrl.NewControllerManagedBy(mgr).

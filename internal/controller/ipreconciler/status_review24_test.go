@@ -34,11 +34,10 @@ var _ = Describe("The IP reconciler, under review 24, with a network-status a te
 	// rewrites network-status to list the earlier sandbox's 10.66.200.5 instead. The reconciler
 	// must not reap the live sandbox's entry on that word: its address would be handed to
 	// another pod, of any namespace, while onyx-0 still uses it (one address, two holders).
-	// Pending, open: nothing else the apiserver holds names a pod's live sandbox, so the
-	// annotation decides which of the pod's two entries goes; fixing it needs either the node
-	// (the plugin's records name the live container) or an admission policy letting only
-	// Multus' identity write network-status, neither of which fits this review.
-	PIt("does not reap a live sandbox's entry because the pod's network-status lists the earlier one", func() {
+	// Nothing else the apiserver holds names a pod's live sandbox, so by default (no
+	// --ip-reconciler-trust-network-status) the reconciler reads no network-status at all:
+	// the earlier sandbox's entry leaks until onyx-0 goes, never a double allocation.
+	It("does not reap a live sandbox's entry because the pod's network-status lists the earlier one", func() {
 		old := createPod("onyx-0", node)
 		stale := allocateOnly(onyx, onyx.rng, "10.66.200.5", old, "onx0ld01")
 		deletePod(old)

@@ -27,11 +27,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rackwire/rackwire/internal/controller/ipamclaim"
 	"github.com/rackwire/rackwire/internal/controller/ipreconciler"
@@ -106,6 +109,26 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	stopMgr = func() { Expect(stop(60 * time.Second)).To(Succeed()) }
 })
+
+// trustingReconciler runs, beside the suite's manager (which trusts no network-status, as
+// the manager's default), a second IP reconciler that trusts it, as one started with
+// --ip-reconciler-trust-network-status; the returned func stops it.
+func trustingReconciler() func() {
+	opts := ctrl.Options{
+		Scheme: scheme.New(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		// The suite's manager registered the controller names already.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	ipreconciler.CacheOptions(&opts.Cache)
+	mgr, err := ctrl.NewManager(cfg, opts)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(1, ipreconciler.SetupWith(mgr, ipreconciler.Options{
+		Namespace: poolNS, Grace: grace, Resync: 500 * time.Millisecond, Skew: ipreconciler.Skew, TrustNetworkStatus: true,
+	})).To(Succeed())
+	stop, err := controlplane.Run(ctx, mgr, testEnv)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return func() { ExpectWithOffset(1, stop(60*time.Second)).To(Succeed()) }
+}
 
 var _ = AfterSuite(func() {
 	if stopMgr != nil {

@@ -46,7 +46,8 @@ type Pod struct {
 	Node     string
 	Finished bool
 	// Interfaces are the addresses of each interface in the pod's network status (see
-	// NetworkStatus), nil when it has none.
+	// NetworkStatus), nil when it has none or when nobody vouches that only Multus writes it
+	// (the manager's --ip-reconciler-trust-network-status).
 	Interfaces map[string][]netip.Addr
 }
 
