@@ -92,7 +92,7 @@ func newCLIFixtureOf(t *testing.T, o fakeswitch.Options) *cliFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(fake.Close)
-	f := &cliFixture{t: t, os: os, fake: fake, work: t.TempDir()}
+	f := &cliFixture{t: t, os: os, fake: fake, work: shortTempDir(t)}
 	f.asw = &networkv1alpha1.AnsibleSwitch{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "leaf-" + strings.ReplaceAll(os, ".", "-")},
 		Spec: networkv1alpha1.AnsibleSwitchSpec{

@@ -60,7 +60,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{t: t, work: t.TempDir(), timeout: 2 * time.Minute}
+	f := &fixture{t: t, work: shortTempDir(t), timeout: 2 * time.Minute}
 	f.asw = &networkv1alpha1.AnsibleSwitch{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "leaf1"},
 		Spec: networkv1alpha1.AnsibleSwitchSpec{
