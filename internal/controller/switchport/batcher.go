@@ -347,7 +347,9 @@ func (b *Batcher) settle(sw types.NamespacedName, q *switchQueue) {
 func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticket, results []result, ran bool, started time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ran {
+	// A run that never reached the switch (it waited for a playbook process that other
+	// switches held) neither counts against the switch nor closes its circuit.
+	if ran && !neverStarted(results) {
 		if wholeRunFailed(results) {
 			if q.failed == 0 {
 				q.failingSince = started
@@ -385,6 +387,19 @@ func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticke
 }
 
 // wholeRunFailed reports whether a run failed as a whole, the switch not answering.
+// neverStarted reports whether none of the run's results reached the switch.
+func neverStarted(results []result) bool {
+	if len(results) == 0 {
+		return false
+	}
+	for _, r := range results {
+		if !errors.Is(r.err, switchdriver.ErrNotStarted) {
+			return false
+		}
+	}
+	return true
+}
+
 func wholeRunFailed(results []result) bool {
 	if len(results) == 0 {
 		return false
