@@ -37,6 +37,8 @@ import (
 // reaches the same device: two objects on one device would let two Switches drive its ports.
 type AnsibleSwitchWebhook struct {
 	Reader client.Reader
+	// Reviewer creates SubjectAccessReviews.
+	Reviewer client.Writer
 }
 
 var _ admission.Validator[*networkv1alpha1.AnsibleSwitch] = AnsibleSwitchWebhook{}
