@@ -55,7 +55,7 @@ var _ = Describe("a switch that runs a change but does not save it", func() {
 var _ = Describe("a switch that runs a clean but does not save it", func() {
 	It("keeps the port Cleaning, saying NotSaved, and retries the clean until it is saved", func() {
 		ns := newNamespace()
-		newLimit(ns, "1, 6-10")
+		newLimit(ns, "2, 6-10")
 		f := newSwitch(ns, "leaf", map[string]networkv1alpha1.PortInfo{"p0": {Name: "port0"}})
 		newConfiguration(ns, "web", 6, "7-10")
 		Eventually(stateOf(ns, "p0")).Should(Equal(idle))
