@@ -76,6 +76,9 @@ var (
 	// ErrNotSaved: the switch runs the change, but saving its running configuration failed
 	// (a login that may configure but not save): the port carries the change until a reboot.
 	ErrNotSaved = errors.New("the switch runs the change but did not save it")
+	// ErrNotStarted: the run never reached the switch (it waited out its limit for one of
+	// the manager's playbook processes); it says nothing of the switch's health.
+	ErrNotStarted = errors.New("the run never reached the switch")
 )
 
 // CheckChange refuses a change that names no VLAN: applied, it would leave the port on the

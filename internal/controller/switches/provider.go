@@ -19,6 +19,7 @@ package switches
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +67,9 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if inUse {
 		want = a.Spec.CredentialsSecret.Name
 		found, err := r.setSecretFinalizer(ctx, a.Namespace, want, true)
+		if errors.Is(err, errNotGranted) {
+			found, err = false, nil
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -74,12 +78,25 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			result.RequeueAfter = 15 * time.Second
 		}
 	}
+	keep := want
 	if held != "" && held != want && !r.secretInUse(ctx, a, held) {
-		if _, err := r.setSecretFinalizer(ctx, a.Namespace, held, false); err != nil {
+		_, err := r.setSecretFinalizer(ctx, a.Namespace, held, false)
+		switch {
+		case errors.Is(err, errNotGranted):
+			// The namespace is no longer granted: the finalizer stays on the Secret until it
+			// is granted again (or the infra team removes it by hand), so the hold is not
+			// forgotten; look again later.
+			if want == "" {
+				keep = held
+			}
+			if result.RequeueAfter == 0 {
+				result.RequeueAfter = time.Minute
+			}
+		case err != nil:
 			return ctrl.Result{}, err
 		}
 	}
-	a.Status.HeldSecret = want
+	a.Status.HeldSecret = keep
 	if !equality.Semantic.DeepEqual(base.Status, a.Status) {
 		if err := r.Status().Patch(ctx, a, client.MergeFrom(base)); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -112,14 +129,17 @@ func (r *ProviderReconciler) secretInUse(ctx context.Context, self *networkv1alp
 	return false
 }
 
+// errNotGranted is a Secret the manager may not read or write (its namespace is not granted).
+var errNotGranted = errors.New("secret namespace not granted")
+
 // setSecretFinalizer adds or removes InUseFinalizer on a Secret, touching nothing else. It
 // reports whether the Secret exists.
 func (r *ProviderReconciler) setSecretFinalizer(ctx context.Context, namespace, name string, hold bool) (bool, error) {
 	s := &corev1.Secret{}
 	if err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
 		if errors.Is(err, switchport.ErrSecretNamespace) || apierrors.IsForbidden(err) {
-			// Not granted yet: the Switch says what to grant; look again later.
-			return false, nil
+			// Not granted (yet, or any more): the Switch says what to grant.
+			return false, fmt.Errorf("%w: %w", errNotGranted, err)
 		}
 		return false, client.IgnoreNotFound(err)
 	}

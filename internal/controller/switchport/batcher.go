@@ -87,9 +87,9 @@ type switchQueue struct {
 	// no run starts before openUntil (the circuit breaker).
 	failed    int
 	openUntil time.Time
-	// failingSince is when the first of those runs started.
-	failingSince time.Time
-	lastErr      error
+	// failingFor is how long those runs held the queue, idle time between them left out.
+	failingFor time.Duration
+	lastErr    error
 	// lastSubmit is when the newest request arrived: a run starts once requests stop coming.
 	lastSubmit time.Time
 	// wakeAt is when the runner, waiting for requests to stop coming, looks at the queue
@@ -120,8 +120,9 @@ type Batcher struct {
 	// requests fail at once with ErrCircuitOpen meanwhile.
 	BreakAfter          int
 	BreakBase, BreakMax time.Duration
-	// BreakWithin opens the circuit too once a switch's runs have failed as a whole for this
-	// long, however few they are: a hung switch's every run lasts its whole limit, so counting
+	// BreakWithin opens the circuit too once a switch's runs that failed as a whole in a row
+	// have lasted this long together (the time between them, when nothing ran, does not
+	// count), however few they are: a hung switch's every run lasts its whole limit, so counting
 	// runs alone would hold its queue for BreakAfter limits. A hung switch therefore holds
 	// its queue at most max(BreakWithin, its first run's limit) before the circuit opens.
 	BreakWithin time.Duration
@@ -347,15 +348,15 @@ func (b *Batcher) settle(sw types.NamespacedName, q *switchQueue) {
 func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticket, results []result, ran bool, started time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ran {
+	// A run that never reached the switch (it waited for a playbook process that other
+	// switches held) neither counts against the switch nor closes its circuit.
+	if ran && !neverStarted(results) {
 		if wholeRunFailed(results) {
-			if q.failed == 0 {
-				q.failingSince = started
-			}
+			q.failingFor += b.clock.Since(started)
 			q.failed++
 			q.lastErr = results[0].err
 			byCount := q.failed >= b.BreakAfter && b.BreakAfter > 0
-			byTime := b.BreakWithin > 0 && b.clock.Since(q.failingSince) >= b.BreakWithin
+			byTime := b.BreakWithin > 0 && q.failingFor >= b.BreakWithin
 			if byCount || byTime {
 				q.openUntil = b.clock.Now().Add(min(b.BreakBase<<min(max(q.failed-b.BreakAfter, 0), 16), b.BreakMax))
 				// The Switch says so in its condition.
@@ -364,7 +365,7 @@ func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticke
 				}
 			}
 		} else {
-			q.failed, q.openUntil, q.lastErr, q.failingSince = 0, time.Time{}, nil, time.Time{}
+			q.failed, q.openUntil, q.lastErr, q.failingFor = 0, time.Time{}, nil, 0
 		}
 	}
 	for i, t := range batch {
@@ -385,6 +386,19 @@ func (b *Batcher) finish(sw types.NamespacedName, q *switchQueue, batch []*ticke
 }
 
 // wholeRunFailed reports whether a run failed as a whole, the switch not answering.
+// neverStarted reports whether none of the run's results reached the switch.
+func neverStarted(results []result) bool {
+	if len(results) == 0 {
+		return false
+	}
+	for _, r := range results {
+		if !errors.Is(r.err, switchdriver.ErrNotStarted) {
+			return false
+		}
+	}
+	return true
+}
+
 func wholeRunFailed(results []result) bool {
 	if len(results) == 0 {
 		return false

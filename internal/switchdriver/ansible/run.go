@@ -70,7 +70,7 @@ func (d *Driver) run(ctx context.Context, name string, ports int, vars map[strin
 			defer func() { <-d.slots }()
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("%w: the playbook run on switch %s waited for one of the manager's %d ansible-playbook processes past its limit", switchdriver.ErrTimeout, d.target.name, cap(d.slots))
+				return nil, fmt.Errorf("%w (%w): the playbook run on switch %s waited for one of the manager's %d ansible-playbook processes past its limit", switchdriver.ErrTimeout, switchdriver.ErrNotStarted, d.target.name, cap(d.slots))
 			}
 			return nil, fmt.Errorf("not started on switch %s: %w", d.target.name, ctx.Err())
 		}

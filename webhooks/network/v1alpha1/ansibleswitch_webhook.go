@@ -37,6 +37,8 @@ import (
 // reaches the same device: two objects on one device would let two Switches drive its ports.
 type AnsibleSwitchWebhook struct {
 	Reader client.Reader
+	// Reviewer creates SubjectAccessReviews.
+	Reviewer client.Writer
 }
 
 var _ admission.Validator[*networkv1alpha1.AnsibleSwitch] = AnsibleSwitchWebhook{}
@@ -46,12 +48,12 @@ var KnownOS = []string{"cumulus", "dellemc.os9.os9", "dellos10", "enos", "eos", 
 
 // ValidateCreate checks a new AnsibleSwitch.
 func (w AnsibleSwitchWebhook) ValidateCreate(ctx context.Context, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
-	return w.validate(ctx, a)
+	return w.validate(ctx, nil, a)
 }
 
 // ValidateUpdate checks a changed AnsibleSwitch.
-func (w AnsibleSwitchWebhook) ValidateUpdate(ctx context.Context, _, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
-	return w.validate(ctx, a)
+func (w AnsibleSwitchWebhook) ValidateUpdate(ctx context.Context, old, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
+	return w.validate(ctx, old, a)
 }
 
 // ValidateDelete allows deletion.
@@ -59,7 +61,7 @@ func (AnsibleSwitchWebhook) ValidateDelete(context.Context, *networkv1alpha1.Ans
 	return nil, nil
 }
 
-func (w AnsibleSwitchWebhook) validate(ctx context.Context, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
+func (w AnsibleSwitchWebhook) validate(ctx context.Context, old, a *networkv1alpha1.AnsibleSwitch) (admission.Warnings, error) {
 	list := &networkv1alpha1.AnsibleSwitchList{}
 	if err := w.Reader.List(ctx, list); err != nil {
 		return nil, err
@@ -97,6 +99,13 @@ func (w AnsibleSwitchWebhook) validate(ctx context.Context, a *networkv1alpha1.A
 	}
 	for _, msg := range validation.IsDNS1123Subdomain(a.Spec.CredentialsSecret.Name) {
 		errs = append(errs, field.Invalid(spec.Child("credentialsSecret", "name"), a.Spec.CredentialsSecret.Name, msg))
+	}
+	if len(errs) == 0 {
+		denied, err := w.secretAccess(ctx, old, a)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, denied...)
 	}
 	return warns, invalid(kindAnsibleSwitch, a.Name, errs)
 }

@@ -51,7 +51,7 @@ func Setup(mgr ctrl.Manager) error {
 	r := mgr.GetAPIReader()
 	hooks := []error{
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.Switch{}).WithValidator(SwitchWebhook{Reader: r, Reviewer: mgr.GetClient()}).Complete(),
-		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.AnsibleSwitch{}).WithValidator(AnsibleSwitchWebhook{Reader: r}).Complete(),
+		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.AnsibleSwitch{}).WithValidator(AnsibleSwitchWebhook{Reader: r, Reviewer: mgr.GetClient()}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchPort{}).WithValidator(SwitchPortWebhook{Reader: r, Client: mgr.GetClient()}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchPortConfiguration{}).WithValidator(ConfigurationWebhook{Reader: r}).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &networkv1alpha1.SwitchResourceLimit{}).WithValidator(LimitWebhook{Reader: r}).Complete(),
