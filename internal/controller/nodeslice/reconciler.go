@@ -148,32 +148,40 @@ func (r *Reconciler) gather(ctx context.Context, name string, c choice) (time.Du
 	return wait, nil
 }
 
+// writeSpacing is how many times its last write's duration a network leaves the apiserver
+// alone after it: a loaded apiserver answers slower, and the writes then space out, as they do
+// with a controller that writes one pool at a time, rather than take the Nodes' turn.
+const writeSpacing = 4
+
 // gatherFor is how long the network's next write waits for more Node events: nothing when no
 // Node event is waiting for a write, when the oldest one has waited WriteInterval, or when
-// Nodes have been quiet for WriteQuiet (the end of a burst, or a lone Node).
+// Nodes have been quiet for WriteQuiet (the end of a burst, or a lone Node); but never less
+// than writeSpacing times the last write's duration after it.
 func (r *Reconciler) gatherFor(n *network, now time.Time) time.Duration {
 	if n.unwritten.IsZero() {
 		return 0
 	}
-	wait := r.WriteInterval - now.Sub(n.unwritten)
-	quiet := r.WriteQuiet - now.Sub(n.lastEvent)
-	if wait <= 0 || quiet <= 0 {
-		return 0
-	}
-	return min(wait, quiet)
+	due := min(r.WriteInterval-now.Sub(n.unwritten), r.WriteQuiet-now.Sub(n.lastEvent))
+	return max(due, writeSpacing*n.lastTook-now.Sub(n.lastWrite), 0)
 }
 
 // write stores the desired pool when it differs from base (nil: create it).
 func (r *Reconciler) write(ctx context.Context, n *network, base, want *nodeslicev1alpha1.NodeSlicePool) error {
 	if want == nil || (base != nil && unchanged(base, want)) {
+		// Nothing to write: the events since the last write changed nothing, so the next
+		// one starts a new gathering.
+		n.unwritten = time.Time{}
 		return nil
 	}
 	var err error
+	start := time.Now()
 	if base == nil {
 		err = r.Create(ctx, want)
 	} else {
 		err = r.Update(ctx, want)
 	}
+	n.lastWrite = time.Now()
+	n.lastTook = n.lastWrite.Sub(start)
 	if err != nil {
 		return fmt.Errorf("writing NodeSlicePool %s/%s: %w", want.Namespace, want.Name, err)
 	}

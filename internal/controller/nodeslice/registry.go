@@ -46,8 +46,10 @@ type network struct {
 	assign    *slicing.Assigner
 	pool      *nodeslicev1alpha1.NodeSlicePool // as last written or read
 	rebuild   bool
-	unwritten time.Time                   // the oldest Node or IPPool event not yet written (zero: none)
-	lastEvent time.Time                   // the newest
+	unwritten time.Time // the oldest Node or IPPool event not yet written (zero: none)
+	lastEvent time.Time // the newest
+	lastWrite time.Time // when the last write (or write attempt) ended
+	lastTook  time.Duration
 	waiting   map[string]struct{}         // Nodes without a slice
 	poolHeld  []slicing.Hold              // IPPools holding addresses
 	released  map[netip.Prefix]quarantine // slices nodes lost, kept from the others for a while
