@@ -66,4 +66,17 @@ func TestGatherFor(t *testing.T) {
 	if n.unwritten != at(1500) {
 		t.Fatalf("oldest unwritten event: %s, want %s", n.unwritten, at(1500))
 	}
+	// The last write took 400 ms and ended at 1400 ms. Amid a burst, the next waits until 4
+	// times that after it, past the quiet time and WriteInterval; at the burst's end, once.
+	n.lastWrite, n.lastTook = at(1400), 400*time.Millisecond
+	n.noted(true, at(1600))
+	if got := r.gatherFor(n, at(1600)); got != 1400*time.Millisecond {
+		t.Fatalf("amid a burst, after a slow write: waited %s, want 1.4s", got)
+	}
+	if got := r.gatherFor(n, at(1700)); got != 100*time.Millisecond {
+		t.Fatalf("at the burst's end, after a slow write: waited %s, want 100ms", got)
+	}
+	if got := r.gatherFor(n, at(3000)); got != 0 {
+		t.Fatalf("spaced out enough: waited %s", got)
+	}
 }

@@ -148,21 +148,28 @@ func (r *Reconciler) gather(ctx context.Context, name string, c choice) (time.Du
 	return wait, nil
 }
 
-// writeSpacing is how many times its last write's duration a network leaves the apiserver
-// alone after it: a loaded apiserver answers slower, and the writes then space out, as they do
-// with a controller that writes one pool at a time, rather than take the Nodes' turn.
-const writeSpacing = 4
+// burstSpacing is how many times its last write's duration a network leaves the apiserver
+// alone after it while Nodes keep coming: a loaded apiserver answers slower, and the writes
+// then space out (as with a controller that writes one pool at a time) rather than take the
+// Nodes' turn. Once Nodes are quiet, one duration is enough.
+const burstSpacing = 4
 
 // gatherFor is how long the network's next write waits for more Node events: nothing when no
 // Node event is waiting for a write, when the oldest one has waited WriteInterval, or when
 // Nodes have been quiet for WriteQuiet (the end of a burst, or a lone Node); but never less
-// than writeSpacing times the last write's duration after it.
+// than burstSpacing times the last write's duration after it amid a burst, once after it
+// at its end.
 func (r *Reconciler) gatherFor(n *network, now time.Time) time.Duration {
 	if n.unwritten.IsZero() {
 		return 0
 	}
-	due := min(r.WriteInterval-now.Sub(n.unwritten), r.WriteQuiet-now.Sub(n.lastEvent))
-	return max(due, writeSpacing*n.lastTook-now.Sub(n.lastWrite), 0)
+	quiet := r.WriteQuiet - now.Sub(n.lastEvent)
+	due := min(r.WriteInterval-now.Sub(n.unwritten), quiet)
+	spacing := burstSpacing * n.lastTook
+	if quiet <= 0 {
+		spacing = n.lastTook
+	}
+	return max(due, spacing-now.Sub(n.lastWrite), 0)
 }
 
 // write stores the desired pool when it differs from base (nil: create it).
