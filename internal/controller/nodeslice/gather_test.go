@@ -67,16 +67,24 @@ func TestGatherFor(t *testing.T) {
 		t.Fatalf("oldest unwritten event: %s, want %s", n.unwritten, at(1500))
 	}
 	// The last write took 400 ms and ended at 1400 ms. Amid a burst, the next waits until 4
-	// times that after it, past the quiet time and WriteInterval; at the burst's end, once.
+	// times that after it (3000 ms), past WriteInterval; at the burst's end, once.
 	n.lastWrite, n.lastTook = at(1400), 400*time.Millisecond
-	n.noted(true, at(1600))
-	if got := r.gatherFor(n, at(1600)); got != 1400*time.Millisecond {
-		t.Fatalf("amid a burst, after a slow write: waited %s, want 1.4s", got)
+	for ms := 1600; ms < 3000; ms += 50 {
+		n.noted(true, at(ms))
+		if got := r.gatherFor(n, at(ms)); got <= 0 || got > 100*time.Millisecond {
+			t.Fatalf("at %d ms, amid a burst after a slow write: waited %s, want up to the quiet time", ms, got)
+		}
 	}
-	if got := r.gatherFor(n, at(1700)); got != 100*time.Millisecond {
-		t.Fatalf("at the burst's end, after a slow write: waited %s, want 100ms", got)
-	}
+	n.noted(true, at(3000))
 	if got := r.gatherFor(n, at(3000)); got != 0 {
-		t.Fatalf("spaced out enough: waited %s", got)
+		t.Fatalf("amid a burst, spaced out enough: waited %s", got)
+	}
+	n.lastWrite, n.unwritten = at(3000), time.Time{}
+	n.noted(true, at(3100))
+	if got := r.gatherFor(n, at(3200)); got != 200*time.Millisecond {
+		t.Fatalf("at the burst's end, after a slow write: waited %s, want 200ms", got)
+	}
+	if got := r.gatherFor(n, at(3400)); got != 0 {
+		t.Fatalf("at the burst's end, spaced out enough: waited %s", got)
 	}
 }

@@ -163,13 +163,14 @@ func (r *Reconciler) gatherFor(n *network, now time.Time) time.Duration {
 	if n.unwritten.IsZero() {
 		return 0
 	}
+	since := now.Sub(n.lastWrite)
 	quiet := r.WriteQuiet - now.Sub(n.lastEvent)
-	due := min(r.WriteInterval-now.Sub(n.unwritten), quiet)
-	spacing := burstSpacing * n.lastTook
 	if quiet <= 0 {
-		spacing = n.lastTook
+		return max(n.lastTook-since, 0)
 	}
-	return max(due, spacing-now.Sub(n.lastWrite), 0)
+	wait := max(min(r.WriteInterval-now.Sub(n.unwritten), quiet), burstSpacing*n.lastTook-since)
+	// Look again when the Nodes would have been quiet long enough: the burst may end there.
+	return max(min(wait, quiet), 0)
 }
 
 // write stores the desired pool when it differs from base (nil: create it).
