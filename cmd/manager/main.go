@@ -131,7 +131,9 @@ func parseFlags() options {
 	flag.DurationVar(&nodeslice.ReleaseGrace, "nodeslice-release-grace", nodeslice.ReleaseGrace,
 		"How long a slice a node lost (Node deleted, range re-cut) is kept from other nodes, so that a CNI ADD that read the old slice finishes first.")
 	flag.DurationVar(&nodeslice.WriteInterval, "nodeslice-write-interval", nodeslice.WriteInterval,
-		"Least time between two writes of one NodeSlicePool; Nodes joining faster are gathered into one write.")
+		"Longest a joining Node waits for its NodeSlicePool write while Nodes keep joining; a burst of joins is gathered into few writes.")
+	flag.DurationVar(&nodeslice.WriteQuiet, "nodeslice-write-quiet", nodeslice.WriteQuiet,
+		"How long Nodes must be quiet for a NodeSlicePool to be written at once (a lone Node, the end of a burst).")
 	flag.DurationVar(&ipreconciler.Grace, "ip-reconciler-grace", ipreconciler.Grace,
 		"How long the holder of an address in whereabouts' IPPools and reservations (a pod, its Node) must have been seen gone "+
 			"before its records are reaped, on networks with ipam.type rackwire.")

@@ -35,7 +35,7 @@ var (
 	CRDDirs    = []string{"config/crd/bases", "config/crd/external", "test/crds"}
 	WebhookDir = "config/webhook"
 	// WebhookFiles are the webhook configurations under WebhookDir.
-	WebhookFiles = []string{"manifests.yaml", "launcherpod.yaml", "host.yaml"}
+	WebhookFiles = []string{"manifests.yaml", "launcherpod.yaml", "host.yaml", "nodeslicepool.yaml"}
 	SamplesDir   = "config/samples"
 )
 
@@ -73,8 +73,8 @@ func New(root string) (*envtest.Environment, error) {
 	}
 	// Webhook configurations only exist once an area registers a webhook; until then
 	// there is nothing to install.
-	// launcherpod.yaml and host.yaml are written by hand: they need objectSelectors, which
-	// controller-gen's marker cannot say.
+	// launcherpod.yaml, host.yaml and nodeslicepool.yaml are written by hand: they need
+	// objectSelectors or matchConditions, which controller-gen's marker cannot say.
 	for _, f := range WebhookFiles {
 		hooks := filepath.Join(root, WebhookDir, f)
 		if _, err := os.Stat(hooks); err == nil {

@@ -40,8 +40,9 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Namespace string
 	Grace     time.Duration
-	// WriteInterval is the least time between two writes of one pool.
-	WriteInterval time.Duration
+	// WriteInterval is the longest a change waits for its write while Node events keep
+	// coming; WriteQuiet is how long Nodes must be quiet for a write to go at once.
+	WriteInterval, WriteQuiet time.Duration
 
 	nets *registry
 }
@@ -51,6 +52,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	c, err := r.readNADs(ctx, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if wait, err := r.gather(ctx, req.Name, c); wait > 0 || err != nil {
+		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	pool := &nodeslicev1alpha1.NodeSlicePool{}
 	switch err := r.Get(ctx, req.NamespacedName, pool); {
@@ -73,6 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	pending, holdsDirty := r.nets.take(n)
 	now := time.Now()
+	n.noted(len(pending) > 0 || holdsDirty, now)
 	if n.pool != nil && pool != nil && !r.nets.ours(req.Name, pool.ResourceVersion) && pool.ResourceVersion != n.pool.ResourceVersion {
 		n.rebuild = true // written by someone else
 	}
@@ -102,11 +107,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	want := r.desired(n, c, n.pool)
-	if wait := r.WriteInterval - now.Sub(n.lastWrite); wait > 0 && want != nil && n.pool != nil && !unchanged(n.pool, want) {
-		// Joins keep coming: gather them into the next write (a pool lists every slice, so
-		// each write costs the apiserver the same whatever it changes).
-		return ctrl.Result{RequeueAfter: wait}, nil
-	}
 	if err := r.write(ctx, n, n.pool, want); err != nil {
 		n.rebuild = true
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
@@ -121,22 +121,80 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: next}, nil
 }
 
+// gather applies the Node events of a network whose next write waits for more (see
+// gatherFor), and says how long it waits; zero when this reconcile should run in full. A pool
+// lists every slice, so reading, building, comparing and writing it costs the same whatever
+// changed: while Nodes keep coming, none of that is done.
+func (r *Reconciler) gather(ctx context.Context, name string, c choice) (time.Duration, error) {
+	if len(c.views) == 0 || c.ref == nil {
+		return 0, nil
+	}
+	n := r.nets.get(name)
+	if n.assign == nil || n.rebuild || n.pool == nil || !n.cfg.SameSlicing(c.ref.net) {
+		return 0, nil
+	}
+	pending, holdsDirty := r.nets.take(n)
+	now := time.Now()
+	n.noted(len(pending) > 0 || holdsDirty, now)
+	wait := r.gatherFor(n, now)
+	if wait <= 0 {
+		r.nets.giveBack(n, pending, holdsDirty)
+		return 0, nil
+	}
+	if err := r.apply(ctx, n, pending, holdsDirty, now); err != nil {
+		r.nets.giveBack(n, pending, holdsDirty)
+		return 0, err
+	}
+	return wait, nil
+}
+
+// burstSpacing is how many times its last write's duration a network leaves the apiserver
+// alone after it while Nodes keep coming: a loaded apiserver answers slower, and the writes
+// then space out (as with a controller that writes one pool at a time) rather than take the
+// Nodes' turn. Once Nodes are quiet, one duration is enough.
+const burstSpacing = 4
+
+// gatherFor is how long the network's next write waits for more Node events: nothing when no
+// Node event is waiting for a write, when the oldest one has waited WriteInterval, or when
+// Nodes have been quiet for WriteQuiet (the end of a burst, or a lone Node); but never less
+// than burstSpacing times the last write's duration after it amid a burst, once after it
+// at its end.
+func (r *Reconciler) gatherFor(n *network, now time.Time) time.Duration {
+	if n.unwritten.IsZero() {
+		return 0
+	}
+	since := now.Sub(n.lastWrite)
+	quiet := r.WriteQuiet - now.Sub(n.lastEvent)
+	if quiet <= 0 {
+		return max(n.lastTook-since, 0)
+	}
+	wait := max(min(r.WriteInterval-now.Sub(n.unwritten), quiet), burstSpacing*n.lastTook-since)
+	// Look again when the Nodes would have been quiet long enough: the burst may end there.
+	return max(min(wait, quiet), 0)
+}
+
 // write stores the desired pool when it differs from base (nil: create it).
 func (r *Reconciler) write(ctx context.Context, n *network, base, want *nodeslicev1alpha1.NodeSlicePool) error {
 	if want == nil || (base != nil && unchanged(base, want)) {
+		// Nothing to write: the events since the last write changed nothing, so the next
+		// one starts a new gathering.
+		n.unwritten = time.Time{}
 		return nil
 	}
 	var err error
+	start := time.Now()
 	if base == nil {
 		err = r.Create(ctx, want)
 	} else {
 		err = r.Update(ctx, want)
 	}
+	n.lastWrite = time.Now()
+	n.lastTook = n.lastWrite.Sub(start)
 	if err != nil {
 		return fmt.Errorf("writing NodeSlicePool %s/%s: %w", want.Namespace, want.Name, err)
 	}
 	r.nets.wrote(n, want.ResourceVersion)
-	n.pool, n.lastWrite = want, time.Now()
+	n.pool, n.unwritten = want, time.Time{}
 	return nil
 }
 

@@ -46,7 +46,10 @@ type network struct {
 	assign    *slicing.Assigner
 	pool      *nodeslicev1alpha1.NodeSlicePool // as last written or read
 	rebuild   bool
-	lastWrite time.Time
+	unwritten time.Time // the oldest Node or IPPool event not yet written (zero: none)
+	lastEvent time.Time // the newest
+	lastWrite time.Time // when the last write (or write attempt) ended
+	lastTook  time.Duration
 	waiting   map[string]struct{}         // Nodes without a slice
 	poolHeld  []slicing.Hold              // IPPools holding addresses
 	released  map[netip.Prefix]quarantine // slices nodes lost, kept from the others for a while
@@ -124,6 +127,17 @@ func (r *registry) giveBack(n *network, pending []string, holdsDirty bool) {
 		n.pending[node] = struct{}{}
 	}
 	n.holdsDirty = n.holdsDirty || holdsDirty
+}
+
+// noted records when a reconcile took Node or IPPool events (changed).
+func (n *network) noted(changed bool, now time.Time) {
+	if !changed {
+		return
+	}
+	if n.unwritten.IsZero() {
+		n.unwritten = now
+	}
+	n.lastEvent = now
 }
 
 const keepWritten = 32

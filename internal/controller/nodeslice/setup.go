@@ -45,10 +45,13 @@ var (
 	// from other nodes: a whereabouts binary that read the old pool just before finishes its
 	// ADD within whereabouts' own limit (2 minutes) and its IPPool then holds the slice.
 	ReleaseGrace = 2 * time.Minute
-	// WriteInterval is the least time between two writes of one NodeSlicePool: every write
-	// carries the whole slice list (hundreds of KiB for thousands of slices), so joins
-	// arriving faster are gathered into one write.
-	WriteInterval = 500 * time.Millisecond
+	// WriteInterval is the longest a joining Node waits for its NodeSlicePool write while
+	// Nodes keep joining: every write carries the whole slice list (hundreds of KiB for
+	// thousands of slices), so a burst of joins is gathered into few writes.
+	WriteInterval = time.Second
+	// WriteQuiet is how long Nodes must be quiet for a pool to be written at once: a lone
+	// Node, or the last of a burst, waits this long, not WriteInterval.
+	WriteQuiet = 100 * time.Millisecond
 )
 
 // MaxListed is the most slices status.allocations lists one by one.
@@ -62,12 +65,13 @@ type Options struct {
 	Namespace     string
 	ReleaseGrace  time.Duration
 	WriteInterval time.Duration
+	WriteQuiet    time.Duration
 	Workers       int
 }
 
 // Setup registers the NodeSlicePool reconciler with the production settings.
 func Setup(mgr ctrl.Manager) error {
-	return SetupWith(mgr, Options{Namespace: Namespace, ReleaseGrace: ReleaseGrace, WriteInterval: WriteInterval})
+	return SetupWith(mgr, Options{Namespace: Namespace, ReleaseGrace: ReleaseGrace, WriteInterval: WriteInterval, WriteQuiet: WriteQuiet})
 }
 
 // +kubebuilder:rbac:groups=whereabouts.cni.cncf.io,resources=nodeslicepools,verbs=get;list;watch;create;update;patch;delete
@@ -94,7 +98,7 @@ func SetupWith(mgr ctrl.Manager, o Options) error {
 	}
 	r := &Reconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nodeslice-controller"),
-		Namespace: o.Namespace, Grace: o.ReleaseGrace, WriteInterval: o.WriteInterval, nets: newRegistry(),
+		Namespace: o.Namespace, Grace: o.ReleaseGrace, WriteInterval: o.WriteInterval, WriteQuiet: o.WriteQuiet, nets: newRegistry(),
 	}
 	sliceMetrics.use(mgr.GetCache(), r.Namespace)
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })

@@ -30,8 +30,13 @@ limitations under the License.
 // per controller, the per-node cost at the largest count over that at the smallest (goal
 // for rackwire: within 1.2x).
 //
+// Also printed: the pool writes and their bytes (as JSON), and how long creating the Nodes
+// took beside each controller.
+//
 // The whereabouts runs have no admission webhook for NodeSlicePools (whereabouts ships
-// none); rackwire's runs validate every pool write through its webhook, as it ships.
+// none); rackwire's runs install its webhook as it ships, and its manager writes as the
+// ServiceAccount config/default deploys it under, whose writes the webhook lets through
+// unreviewed (webhooks/nodeslice/v1alpha1.ManagerUser).
 // BENCH_TIMEOUT (default 10m) bounds one run; a run that does not finish says how many
 // (node, network) slices were still missing. BENCH_DIR keeps the runs' logs there;
 // BENCH_CONTROLLERS ("rackwire", "whereabouts") runs only those.
