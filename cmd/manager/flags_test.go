@@ -45,8 +45,8 @@ func TestSwitchFlags(t *testing.T) {
 	}
 	t.Setenv("POD_NAMESPACE", "")
 	if _, err := os.Stat(serviceAccountNamespace); err != nil {
-		if got, err := secretNamespaces(""); err == nil {
-			t.Errorf("no --switch-secret-namespaces outside a pod gave %v, want an error", got)
+		if got, err := secretNamespaces(""); err != nil || !slices.Equal(got, []string{noNamespace}) {
+			t.Errorf("no --switch-secret-namespaces outside a pod gave %v, %v; want no namespace granted", got, err)
 		}
 	}
 }

@@ -474,6 +474,11 @@ var _ = Describe("bare-metal hosts drive their switch ports, with the real BMO",
 		Eventually(hostState("host7-moved"), slow).Should(Equal("gone"))
 		Expect(k8s.Delete(ctx, &networkv1alpha1.HostLink{ObjectMeta: metav1.ObjectMeta{Namespace: infra, Name: "host7"}})).To(Succeed())
 		Expect(tag("p1")()).To(Equal(fmt.Sprint(switchlab.ParkingVLAN)))
+		// The HostLink holds rack1-p1 until its finalizer has released it: the next spec wires
+		// the port to another host.
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: infra, Name: "host7"}, &networkv1alpha1.HostLink{})
+		}, slow).Should(MatchError(ContainSubstring("not found")))
 	})
 	It("pauses a provisioned host before BMO sees it deleted, and deprovisions it on the provisioning VLAN", func() {
 		// host7's HostLink went with the last spec: rack1-p1 is free.
