@@ -182,9 +182,7 @@ func run(o options) error {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	if switches.SecretNamespaces, err = secretNamespaces(o.secretNamespaces); err != nil {
-		return err
-	}
+	switches.SecretNamespaces = secretNamespaces(o.secretNamespaces)
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

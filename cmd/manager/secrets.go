@@ -29,7 +29,7 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 
 // secretNamespaces resolves --switch-secret-namespaces: the namespaces listed, or the
 // manager's own. Never empty: an empty scope would mean every namespace.
-func secretNamespaces(flagValue string) ([]string, error) {
+func secretNamespaces(flagValue string) []string {
 	var out []string
 	for _, ns := range strings.Split(flagValue, ",") {
 		if ns = strings.TrimSpace(ns); ns != "" {
@@ -37,7 +37,7 @@ func secretNamespaces(flagValue string) ([]string, error) {
 		}
 	}
 	if len(out) > 0 {
-		return out, nil
+		return out
 	}
 	own := os.Getenv("POD_NAMESPACE")
 	if own == "" {
@@ -49,7 +49,7 @@ func secretNamespaces(flagValue string) ([]string, error) {
 		// Outside a pod (make run, the test harnesses) the manager's namespace is unknown:
 		// grant none rather than stop, so a manager serving no switch runs, and a Switch says
 		// CredentialsNotGranted, naming the flag.
-		return []string{noNamespace}, nil
+		return []string{noNamespace}
 	}
-	return []string{own}, nil
+	return []string{own}
 }
