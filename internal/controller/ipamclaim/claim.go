@@ -145,7 +145,10 @@ func (r *ClaimReconciler) writeOutcome(ctx context.Context, claim, before *ipamc
 		claim.Status.IPs = []string{} // status.ips is required by the CRD
 	}
 	if !equality.Semantic.DeepEqual(before.Status, claim.Status) {
-		if err := r.Status().Patch(ctx, claim, client.MergeFrom(before)); err != nil {
+		// Locked to the version read: status.ips is written whole, and a write from a read
+		// older than someone else's addresses (a restore, the earlier VM's claim) would
+		// replace them. A conflict is retried from a fresh read.
+		if err := r.Status().Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
 	}

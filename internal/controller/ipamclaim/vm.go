@@ -52,8 +52,8 @@ const (
 type VMReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
-	// Live lists the launcher pods of a VM whose interface is being unplugged: the cache holds
-	// no pods.
+	// Live lists the launcher pods of a VM whose interface is being unplugged (the cache holds
+	// no pods), and says whether a VM the cache does not show is really gone.
 	Live client.Reader
 	// StaleRetry is how often a VM whose claim name is still held by an old VM's claim
 	// looks again, beyond the wake-up the old claim's deletion gives it.
@@ -87,6 +87,12 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	var spec *virtv1.VirtualMachineInstanceSpec
 	switch {
 	case vm == nil && vmi == nil:
+		// A claim's event can come before the cache shows the VM it is for (ipam-extensions
+		// makes it right after the VM; the informers keep no order between them): only a live
+		// read says the VM is gone. Taken for gone, its claim would lose the VM's finalizer.
+		if there, err := r.existsLive(ctx, req.NamespacedName); err != nil || there {
+			return ctrl.Result{}, err // the VM's own event, once cached, brings it back
+		}
 		return ctrl.Result{}, r.letGo(ctx, req.NamespacedName, nil)
 	case vm != nil && !vm.DeletionTimestamp.IsZero():
 		// Only once the VMI is gone: a foreground deletion removes the claims while the VM
@@ -154,6 +160,20 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	return result, nil
+}
+
+// existsLive reads the VM and the VMI of the name past the cache.
+func (r *VMReconciler) existsLive(ctx context.Context, key types.NamespacedName) (bool, error) {
+	for _, obj := range []client.Object{&virtv1.VirtualMachine{}, &virtv1.VirtualMachineInstance{}} {
+		err := r.Live.Get(ctx, key, obj)
+		if err == nil {
+			return true, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 func absent(spec *virtv1.VirtualMachineInstanceSpec, network string) bool {
