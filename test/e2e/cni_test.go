@@ -279,14 +279,18 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 	It("frees on GC what the runtime no longer lists", func() {
 		_, log, err := tool.run("gc", "rw-cni-v4", "rw-node-b", netns("rw-cni-b-0"))
 		Expect(err).NotTo(HaveOccurred(), log)
-		var pools nodeslicev1alpha1.IPPoolList
-		Expect(admin.List(ctx, &pools, client.InNamespace("kube-system"))).To(Succeed())
-		for _, p := range pools.Items {
-			for _, a := range p.Spec.Allocations {
-				Expect(a.PodRef).NotTo(HavePrefix("default/rw-cni-b-"), "GC on node b left %s in %s", a.PodRef, p.Name)
+		// GC's releases are written behind, as DEL's are: the node's flusher takes the entries
+		// out of the pool and deletes their reservations.
+		Eventually(func(g Gomega) {
+			var pools nodeslicev1alpha1.IPPoolList
+			g.Expect(admin.List(ctx, &pools, client.InNamespace("kube-system"))).To(Succeed())
+			for _, p := range pools.Items {
+				for _, a := range p.Spec.Allocations {
+					g.Expect(a.PodRef).NotTo(HavePrefix("default/rw-cni-b-"), "GC on node b left %s in %s", a.PodRef, p.Name)
+				}
 			}
-		}
-		Expect(reservationExists("rw-cni-v4-" + v4[netns("rw-cni-b-0")].String())).To(BeFalse())
+		}).Should(Succeed())
+		Eventually(func() bool { return reservationExists("rw-cni-v4-" + v4[netns("rw-cni-b-0")].String()) }).Should(BeFalse())
 		Expect(reservationExists("rw-cni-v4-"+v4[netns("rw-cni-a-0")].String())).To(BeTrue(), "node a's pods are not node b's to collect")
 	})
 
@@ -400,10 +404,14 @@ var _ = Describe("rackwire's CNI plugin in network namespaces", Ordered, func() 
 		cut.start()
 		out, log, err := tool.run("del", "rw-cni-cut", "rw-node-a", pod)
 		Expect(err).NotTo(HaveOccurred(), out+log)
-		Expect(reservationExists("rw-cni-cut-10.83.0.1")).To(BeFalse(), "the DEL after a failed ADD frees the reservation the ADD made")
+		// The DEL is written behind: the node's flusher deletes the reservation.
+		Eventually(func() bool { return reservationExists("rw-cni-cut-10.83.0.1") }).Should(BeFalse(), "the DEL after a failed ADD frees the reservation the ADD made")
 		p := &nodeslicev1alpha1.IPPool{}
 		if err := admin.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "rw-cni-cut-10.83.0.0-24"}, p); err == nil {
-			Expect(p.Spec.Allocations).To(BeEmpty())
+			Eventually(func(g Gomega) {
+				g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+				g.Expect(p.Spec.Allocations).To(BeEmpty())
+			}).Should(Succeed())
 		}
 		// The network's state is keyed by its pools: <network_name>@<hash of namespace, name, ranges>.
 		dirs, err := filepath.Glob(filepath.Join(dir, "state", "rw-node-a", "rw-cni-cut@*"))
