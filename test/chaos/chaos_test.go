@@ -269,13 +269,15 @@ func TestChaos(t *testing.T) {
 	if err := checkOneEach(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	// A fault that never cut a create short tested nothing of the settling of creates.
+	// A fault that never cut a create short tested nothing of the settling of creates. A create
+	// is cut short either under its sender (the answer lost: interrupted) or with it (a killed
+	// leader's create that its successor found landed): either way its doubt had to be settled.
 	interrupted, landed, err := interruptedCreates(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if interrupted == 0 {
-		t.Fatalf("no fault interrupted an IPAddress create (%d found landed on retry): the faults missed the burst", landed)
+	if interrupted+landed == 0 {
+		t.Fatalf("no fault cut an IPAddress create short: the faults missed the burst")
 	}
 	t.Logf("%d IPAddress creates interrupted by the faults; %d creates found landed by a retry or a new leader", interrupted, landed)
 
