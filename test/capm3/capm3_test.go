@@ -37,6 +37,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -95,6 +96,26 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cp.Stop() })
+	// test/crds' Metal3Machine is installed first and CAPM3's replaces it: envtest's wait for
+	// the CRDs can pass on the first one, before v1beta2 is served.
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		list, err := dc.ServerResourcesForGroupVersion(infra)
+		if err != nil {
+			return false, nil
+		}
+		for _, r := range list.APIResources {
+			if r.Kind == "Metal3Machine" {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("%s Metal3Machine is not served: %v", infra, err)
+	}
 
 	mgr, err := ctrl.NewManager(cfg, controlplane.ManagerOptions(cp))
 	if err != nil {
