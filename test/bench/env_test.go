@@ -148,7 +148,13 @@ func (e *env) startManager(ctx context.Context, bin string) error {
 		"--leader-elect=false",
 	}
 	args = append(args, strings.Fields(os.Getenv("BENCH_MANAGER_FLAGS"))...)
-	e.mgrLog = filepath.Join(e.dir, "manager.log")
+	return e.startProcess(ctx, bin, args, "manager.log", probe, "the manager")
+}
+
+// startProcess runs a manager binary with its output in the run directory and waits until its
+// health endpoint says ready; what names it in errors.
+func (e *env) startProcess(ctx context.Context, bin string, args []string, log, health, what string) error {
+	e.mgrLog = filepath.Join(e.dir, log)
 	logFile, err := os.Create(e.mgrLog)
 	if err != nil {
 		return err
@@ -165,7 +171,7 @@ func (e *env) startManager(ctx context.Context, bin string) error {
 
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+probe+"/readyz", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+health+"/readyz", nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -174,11 +180,11 @@ func (e *env) startManager(ctx context.Context, bin string) error {
 		}
 		select {
 		case <-e.mgrDone:
-			return fmt.Errorf("the manager exited; see %s", e.mgrLog)
+			return fmt.Errorf("%s exited; see %s", what, e.mgrLog)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("the manager was not ready after 2m; see %s", e.mgrLog)
+	return fmt.Errorf("%s was not ready after 2m; see %s", what, e.mgrLog)
 }
 
 func (e *env) stop() {

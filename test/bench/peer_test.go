@@ -19,14 +19,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -111,36 +108,7 @@ func (e *env) startPeerManager(ctx context.Context, bin string) error {
 		"--webhook-cert-dir=" + e.cp.WebhookInstallOptions.LocalServingCertDir,
 		"--leader-elect=false",
 	}, peerFlags...)
-	e.mgrLog = filepath.Join(e.dir, "ipam-manager.log")
-	logFile, err := os.Create(e.mgrLog)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = logFile.Close() }()
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	e.mgr, e.mgrDone = cmd, make(chan struct{})
-	go func() { _ = cmd.Wait(); close(e.mgrDone) }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+health+"/readyz", nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-e.mgrDone:
-			return fmt.Errorf("ip-address-manager exited; see %s", e.mgrLog)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("ip-address-manager was not ready after 2m; see %s", e.mgrLog)
+	return e.startProcess(ctx, bin, args, "ipam-manager.log", health, "ip-address-manager")
 }
 
 // runPeer measures ip-address-manager on the Metal3 IPv4 workload at n claims.
