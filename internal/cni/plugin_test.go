@@ -743,10 +743,15 @@ func netDir(t *testing.T, node, name string) string {
 }
 
 // flusherGone waits until no flusher runs for the state directory, so that what the test
-// makes stale stays so until the next verb.
+// makes stale stays so until the next verb. The lock alone does not say so: a flusher an
+// ADD started has exec'd before the ADD exits, but on a loaded machine it may not have
+// taken the lock yet, and would then read the pools behind the test's back.
 func flusherGone(t *testing.T, dir string) {
 	t.Helper()
 	eventually(t, func() error {
+		if pid := flusherProcess(dir); pid != "" {
+			return fmt.Errorf("flusher process %s of %s still runs", pid, dir)
+		}
 		f, err := os.OpenFile(filepath.Join(dir, ".flusher"), os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
 			return err
@@ -757,6 +762,25 @@ func flusherGone(t *testing.T, dir string) {
 		}
 		return unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	})
+}
+
+// flusherProcess is the pid of a live `rackwire flush <dir>` process, or "".
+func flusherProcess(dir string) string {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) == 3 && args[1] == "flush" && args[2] == dir {
+			if st, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
+				continue // exited, not yet reaped
+			}
+			return filepath.Base(filepath.Dir(p))
+		}
+	}
+	return ""
 }
 
 // slicePool creates a network's NodeSlicePool with the given slices, as the manager writes it.
