@@ -278,6 +278,9 @@ func (c *cli) junos(cmd string) string {
 
 // cumulusCommand answers one command of a Cumulus shell: output, or an error for stderr.
 func cumulusCommand(s *Switch, cmd string) (string, string) {
+	if out, errText, ok := s.ncluControl(cmd); ok {
+		return out, errText
+	}
 	switch {
 	case cmd == "ip -o link show":
 		var b strings.Builder
@@ -292,19 +295,6 @@ func cumulusCommand(s *Switch, cmd string) (string, string) {
 			return "", "ERROR: Command not found. " + port + " is not an interface"
 		}
 		s.Pend(cmd)
-		return "", ""
-	case cmd == "net commit":
-		s.mu.Lock()
-		err := s.model.ncluCommit()
-		s.mu.Unlock()
-		if err != nil {
-			return "", err.Error()
-		}
-		return "", ""
-	case cmd == "net abort":
-		s.mu.Lock()
-		s.model.pending = nil
-		s.mu.Unlock()
 		return "", ""
 	case strings.HasPrefix(cmd, "net add ") || strings.HasPrefix(cmd, "net del "):
 		s.Pend(cmd)

@@ -37,6 +37,8 @@ type model struct {
 	// pending are NCLU edits not yet committed: one list per switch, shared by every login,
 	// as NCLU keeps it.
 	pending []string
+	// lastCommit is what the last "net commit" changed ("net show commit last").
+	lastCommit string
 }
 
 func newModel(os string, ports []string) *model {
@@ -45,6 +47,7 @@ func newModel(os string, ports []string) *model {
 		st := freshPort()
 		// A Cumulus switch port joins the bridge only when told to.
 		st.bridged = os != "cumulus"
+		st.access = freshAccess(os)
 		m.ports[key(p)] = st
 	}
 	return m
@@ -56,6 +59,7 @@ func (m *model) reset(port string) {
 	if p, ok := m.ports[key(port)]; ok {
 		*p = *freshPort()
 		p.bridged = m.os != "cumulus"
+		p.access = freshAccess(m.os)
 	}
 }
 

@@ -43,6 +43,9 @@ type Options struct {
 	Hang string
 	// RefuseSave: the login may configure but not save (write memory and the like).
 	RefuseSave bool
+	// Shell (cumulus only): exec requests run with /bin/sh, whose net and ip answer from the
+	// model (nclu_exec.go), so Python modules such as nclu run on the switch.
+	Shell bool
 }
 
 // Switch is a running fake switch.
@@ -62,6 +65,8 @@ type Switch struct {
 	conns    []net.Conn
 	wg       sync.WaitGroup
 	done     chan struct{}
+
+	shellHost *shellHost // Options.Shell
 }
 
 // Start listens on 127.0.0.1 on a free port.
@@ -98,6 +103,16 @@ func Start(o Options) (*Switch, error) {
 		},
 	}
 	s.config.AddHostKey(signer)
+	if o.Shell {
+		if o.OS != "cumulus" {
+			_ = l.Close()
+			return nil, fmt.Errorf("fakeswitch: Shell is for cumulus, not %q", o.OS)
+		}
+		if err := s.startShell(); err != nil {
+			_ = l.Close()
+			return nil, err
+		}
+	}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -126,6 +141,7 @@ func (s *Switch) Close() {
 		_ = c.Close()
 	}
 	s.mu.Unlock()
+	s.stopShell()
 	s.wg.Wait()
 }
 
@@ -197,7 +213,12 @@ func (s *Switch) session(ch ssh.Channel, requests <-chan *ssh.Request) {
 				return
 			}
 			_ = r.Reply(true, nil)
-			status := s.exec(ch, payload.Command)
+			var status uint32
+			if s.shellHost != nil {
+				status = s.shellExec(ch, payload.Command)
+			} else {
+				status = s.exec(ch, payload.Command)
+			}
 			_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
 			return
 		default: // pty-req, env, window-change

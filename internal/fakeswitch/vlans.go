@@ -171,7 +171,7 @@ func (m *model) view(p *portState) PortView {
 		if !p.bridged {
 			return v
 		}
-		if !p.trunk {
+		if !p.trunk && p.access != 0 {
 			v.Untagged = p.access
 			break
 		}
@@ -179,7 +179,11 @@ func (m *model) view(p *portState) PortView {
 		if v.Untagged == 0 {
 			v.Untagged = defaultVLAN // ifupdown2: a bridge port without bridge-pvid takes the bridge's
 		}
-		for id := range p.vids {
+		vids := p.vids
+		if len(vids) == 0 {
+			vids = m.vlans // and without bridge-vids, the bridge's vids
+		}
+		for id := range vids {
 			if id != v.Untagged {
 				tagged[id] = true
 			}
