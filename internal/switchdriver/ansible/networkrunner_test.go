@@ -35,11 +35,12 @@ import (
 )
 
 // network-runner is the reference for what each OS is sent. For the OSes whose providers
-// only push lines (no JSON reads of the device, no Python on it), the same port intents go
+// push lines (no JSON reads of the device) or run NCLU (cumulus, whose fake switch runs the
+// nclu module's Python with a shell), the same port intents go
 // through network-runner's own role, port by port, to one fake switch, and through
 // rackwire's batched push to another; what every port then carries must be the same, but
 // where testdata/networkrunner/differences.yaml lists the difference with its reason.
-var networkRunnerOSes = []string{"junos", "enos", "dellemc.os9.os9", "dellos10"}
+var networkRunnerOSes = []string{"junos", "enos", "dellemc.os9.os9", "dellos10", "cumulus"}
 
 type difference struct {
 	OS     string `json:"os"`
@@ -92,7 +93,7 @@ func TestNRCompare(t *testing.T) {
 			defer cancel()
 
 			// network-runner's role, per port.
-			ref := newCLIFixture(t, os, enableOf(os), "")
+			ref := nrFixture(t, os)
 			d, err := Factory(Config{WorkDir: ref.work, ConnectTimeout: 10 * time.Second, Playbooks: withRole})(ref.asw, ref.secret)
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +111,7 @@ func TestNRCompare(t *testing.T) {
 			}
 
 			// rackwire's batched push.
-			own := newCLIFixture(t, os, enableOf(os), "")
+			own := nrFixture(t, os)
 			var changes []switchdriver.Change
 			for i, in := range intents {
 				cfg := &networkv1alpha1.SwitchPortConfigurationSpec{}
@@ -151,6 +152,7 @@ func TestNRCompare(t *testing.T) {
 					}
 				}
 			}
+			compareBystander(t, os, ref.fake, own.fake, listed)
 		})
 	}
 }
