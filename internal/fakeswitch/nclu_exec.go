@@ -135,6 +135,7 @@ func forward(socket, name string, args []string) int {
 // shellHost is what a Shell-mode switch holds besides the model: its home, its socket and the
 // commands running in it.
 type shellHost struct {
+	self              string // this binary: sh's parent, net and ip
 	home, bin, socket string
 	listener          net.Listener
 	mu                sync.Mutex
@@ -153,7 +154,7 @@ func (s *Switch) startShell() error {
 	if err != nil {
 		return err
 	}
-	h := &shellHost{home: home, bin: filepath.Join(home, "bin"), socket: filepath.Join(home, "s"), running: map[*exec.Cmd]bool{}}
+	h := &shellHost{self: self, home: home, bin: filepath.Join(home, "bin"), socket: filepath.Join(home, "s"), running: map[*exec.Cmd]bool{}}
 	if len(h.socket) > 100 { // a unix socket's path has at most 107 bytes
 		_ = os.RemoveAll(home)
 		if home, err = os.MkdirTemp("/tmp", "fakeswitch-nclu-"); err != nil {
@@ -218,8 +219,7 @@ func shellProbe(h *shellHost) error {
 // command is one command line run as the switch's sshd would: /bin/sh -c in the switch's
 // home, here in a mount namespace of its own.
 func (h *shellHost) command(line string) *exec.Cmd {
-	self, _ := os.Executable()
-	cmd := exec.Command(self, "-c", line)
+	cmd := exec.Command(h.self, "-c", line)
 	cmd.Dir = h.home
 	cmd.Env = []string{
 		envSocket + "=" + h.socket, envEnter + "=1", envLower + "=" + h.bin,

@@ -128,6 +128,11 @@ func TestShellNetKeepsNCLUSemantics(t *testing.T) {
 		t.Errorf("net on a missing port: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 
+	// A commit NCLU refuses fails with an error the nclu module recognises.
+	if _, stderr, code := run(t, c, "", "net add interface swp2 bridge vids 5000 && net commit"); code == 0 || !strings.Contains(stderr, "ERROR") {
+		t.Errorf("a commit of VLAN 5000: exit %d, stderr %q, want an ERROR", code, stderr)
+	}
+
 	// A trunk without bridge-vids or bridge-pvid carries the bridge's VLANs, pvid 1 untagged.
 	run(t, c, "", "net add vlan 30 && net add vlan 31 && net add bridge bridge ports swp3 && net commit")
 	if got := s.PortState("swp3"); !got.Bridged || got.Untagged != 1 || !slices.Equal(got.Tagged, []int{30, 31}) {
