@@ -19,7 +19,9 @@ limitations under the License.
 // Ansible's network_cli waits for), the enable mode and its secret, configuration modes,
 // junos' candidate and commit, and the reads of the ports. It records every command, so
 // tests drive the real ansible-playbook against it and compare what a switch would have
-// received. Cumulus takes its NCLU commands as SSH exec requests, as over a Linux shell.
+// received. Cumulus takes its NCLU commands as SSH exec requests, as over a Linux shell; with
+// Options.Shell it runs them with a real /bin/sh whose net answers from the model
+// (nclu_exec.go), so that Python modules such as nclu run on it.
 //
 // It also models what each OS does with VLANs (model.go): access and trunk ports, native
 // VLANs and PVIDs, VLAN objects (junos), bridge membership (Cumulus), commits and saves, so
