@@ -37,6 +37,8 @@ type model struct {
 	// pending are NCLU edits not yet committed: one list per switch, shared by every login,
 	// as NCLU keeps it.
 	pending []string
+	// sessions are EOS configuration sessions not yet committed or aborted, by name.
+	sessions map[string]*model
 }
 
 func newModel(os string, ports []string) *model {
@@ -121,6 +123,9 @@ func vlanID(s string) (int, bool) {
 }
 
 func (m *model) portLine(p *portState, line string) bool {
+	if handled, ok := m.switchportLine(p, line); handled {
+		return ok
+	}
 	switch {
 	case line == "switchport mode trunk":
 		p.trunk = true
