@@ -226,6 +226,15 @@ func TestEOSConfigurationSession(t *testing.T) {
 	}
 	run("abort")
 
+	// A session another login aborted is gone: its lines never land.
+	run("configure session e", "interface Ethernet2", "shutdown")
+	other := newCLI(s)
+	other.run("configure session e")
+	other.run("abort")
+	if out := run("commit"); !strings.Contains(out, "no longer exists") || s.PortState("Ethernet2").Down {
+		t.Errorf("commit of an aborted session: %q, port down %v", out, s.PortState("Ethernet2").Down)
+	}
+
 	// An unprivileged login opens no session.
 	s2, err := Start(Options{OS: "eos", User: "u", Password: "p", Enable: "e", Ports: []string{"Ethernet1"}})
 	if err != nil {

@@ -75,9 +75,14 @@ func (c *cli) eosSession(cmd string) (out string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ports := s.opts.Ports
+	next := m.sessions[c.session]
+	if next == nil {
+		// Another login committed or aborted it.
+		c.session, c.depth, c.section = "", 0, ""
+		return "% Session no longer exists\n", true
+	}
 	switch {
 	case cmd == "commit":
-		next := m.sessions[c.session]
 		delete(m.sessions, c.session)
 		if next.runningConfig(ports, false) != m.runningConfig(ports, false) {
 			m.ports, m.vlans, m.unsaved = next.ports, next.vlans, true
@@ -88,9 +93,9 @@ func (c *cli) eosSession(cmd string) (out string, ok bool) {
 		// The session stays pending.
 	case cmd == "show session-config diffs":
 		return lineDiff("system:/running-config", "session:/"+c.session+"-session-config",
-			m.runningConfig(ports, false), m.sessions[c.session].runningConfig(ports, false)), true
+			m.runningConfig(ports, false), next.runningConfig(ports, false)), true
 	case cmd == "show session-config":
-		return m.sessions[c.session].runningConfig(ports, false), true
+		return next.runningConfig(ports, false), true
 	default:
 		return "", false
 	}
