@@ -78,8 +78,28 @@ func eosInterfaces(s *Switch, only string) string {
 	return jsonText(map[string]any{"interfaces": out})
 }
 
+// nxosVersion and nxosInventory are what cisco.nxos' cliconf reads the OS version, model,
+// hostname and platform from.
+const (
+	nxosVersion = `Cisco Nexus Operating System (NX-OS) Software
+Software
+  NXOS: version 9.3(8)
+  NXOS image file is: bootflash:///nxos.9.3.8.bin
+Hardware
+  cisco Nexus9000 C9300v Chassis
+  Device name: switch
+`
+	nxosInventory = `NAME: "Chassis",  DESCR: "Nexus9000 C9300v Chassis"
+PID: N9K-C9300v          ,  VID:     ,  SN: 9N3KD63KWT0
+`
+)
+
 func nxosShow(s *Switch, cmd string) string {
 	switch cmd {
+	case "show version":
+		return nxosVersion
+	case "show inventory":
+		return nxosInventory
 	case "show running-config", "show running-config interface":
 		s.mu.Lock()
 		defer s.mu.Unlock()
