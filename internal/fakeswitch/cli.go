@@ -34,7 +34,7 @@ type personality struct {
 
 var personalities = map[string]personality{
 	"eos":             {show: eosShow},
-	"nxos":            {show: ciscoShow("show running-config interface")},
+	"nxos":            {show: nxosShow},
 	"dellos10":        {show: ciscoShow("show running-configuration interface")},
 	"dellemc.os9.os9": {show: os9Show},
 	"enos":            {show: ciscoShow("show running-config")},
@@ -52,20 +52,6 @@ func runningConfig(s *Switch) string {
 		fmt.Fprintf(&b, "interface %s\n   no shutdown\n!\n", p)
 	}
 	return b.String()
-}
-
-func eosShow(s *Switch, cmd string) string {
-	switch cmd {
-	case "show version | json":
-		return `{"version": "4.30.0F", "modelName": "vEOS-lab"}` + "\n"
-	case "show hostname | json":
-		return `{"hostname": "switch", "fqdn": "switch"}` + "\n"
-	case "show configuration sessions":
-		return "Maximum number of completed sessions: 1\nMaximum number of pending sessions: 5\n"
-	case "show running-config":
-		return runningConfig(s)
-	}
-	return ""
 }
 
 func ciscoShow(read string) func(s *Switch, cmd string) string {
@@ -129,6 +115,8 @@ type cli struct {
 	pending []string
 	// section is the configuration section the session is in, for the model.
 	section string
+	// session is the EOS configuration session being edited (eossession.go).
+	session string
 }
 
 func newCLI(s *Switch) *cli {
@@ -173,6 +161,9 @@ func (c *cli) run(cmd string) string {
 	c.s.record(cmd)
 	if c.p.junos {
 		return c.junos(cmd)
+	}
+	if out, ok := c.eosSession(cmd); ok {
+		return out
 	}
 	switch {
 	case cmd == "":
@@ -227,7 +218,7 @@ func (c *cli) configLine(cmd string) string {
 		c.depth = 2
 	}
 	c.s.mu.Lock()
-	ok := c.s.model.ciscoLine(&c.section, cmd)
+	ok := c.configTarget().ciscoLine(&c.section, cmd)
 	c.s.mu.Unlock()
 	if !ok {
 		return invalid

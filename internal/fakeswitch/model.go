@@ -39,6 +39,8 @@ type model struct {
 	pending []string
 	// lastCommit is what the last "net commit" changed ("net show commit last").
 	lastCommit string
+	// sessions are EOS configuration sessions not yet committed or aborted, by name.
+	sessions map[string]*model
 }
 
 func newModel(os string, ports []string) *model {
@@ -125,6 +127,9 @@ func vlanID(s string) (int, bool) {
 }
 
 func (m *model) portLine(p *portState, line string) bool {
+	if handled, ok := m.switchportLine(p, line); handled {
+		return ok
+	}
 	switch {
 	case line == "switchport mode trunk":
 		p.trunk = true

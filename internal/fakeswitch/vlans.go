@@ -78,6 +78,9 @@ type portState struct {
 	allowAll bool
 	hybrid   bool // OS9: untagged in a non-default VLAN and tagged in others
 	down     bool
+	// EOS and NX-OS: "no switchport" makes a routed port, which carries no VLAN.
+	routed      bool
+	description string
 	// bridged: a Cumulus port outside the bridge carries nothing.
 	bridged bool
 	pvid    int // Cumulus: 0 inherits the bridge's PVID
@@ -111,6 +114,9 @@ func (m *model) view(p *portState) PortView {
 	tagged := vlanSet{}
 	switch m.os {
 	case "eos", "nxos":
+		if p.routed {
+			return v
+		}
 		if !p.trunk {
 			v.Untagged = p.access
 			break

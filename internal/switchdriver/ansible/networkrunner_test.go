@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -35,12 +36,14 @@ import (
 )
 
 // network-runner is the reference for what each OS is sent. For the OSes whose providers
-// push lines (no JSON reads of the device) or run NCLU (cumulus, whose fake switch runs the
-// nclu module's Python with a shell), the same port intents go
+// network-runner is the reference for what each OS is sent. For the OSes whose providers
+// drive a network_cli session (eos and nxos read the device's JSON first, which the fake
+// switch answers from its model) or run NCLU (cumulus, whose fake switch runs the nclu
+// module's Python with a shell), the same port intents go
 // through network-runner's own role, port by port, to one fake switch, and through
 // rackwire's batched push to another; what every port then carries must be the same, but
 // where testdata/networkrunner/differences.yaml lists the difference with its reason.
-var networkRunnerOSes = []string{"junos", "enos", "dellemc.os9.os9", "dellos10", "cumulus"}
+var networkRunnerOSes = []string{"junos", "enos", "dellemc.os9.os9", "dellos10", "eos", "nxos", "cumulus"}
 
 type difference struct {
 	OS     string `json:"os"`
@@ -153,6 +156,11 @@ func TestNRCompare(t *testing.T) {
 				}
 			}
 			compareBystander(t, os, ref.fake, own.fake, listed)
+			// A difference is explained from the lines each side sent.
+			if t.Failed() {
+				t.Logf("network-runner's role sent:\n%s", strings.Join(ref.fake.Commands(), "\n"))
+				t.Logf("rackwire sent:\n%s", strings.Join(own.fake.Commands(), "\n"))
+			}
 		})
 	}
 }
