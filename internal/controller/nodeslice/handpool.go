@@ -1,0 +1,57 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodeslice
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+)
+
+// reasonNotManaged is the Warning Event on the NADs of a network whose pool was written by hand.
+const reasonNotManaged = "NodeSlicePoolNotManaged"
+
+// leaveAlone is the reconcile of a network whose stored pool was written by hand (neither
+// rackwire's label nor a NAD owner): a person's pool, from which the CNI binaries read the
+// Nodes' slices as it lists them, is not rackwire's to rewrite or delete. The network's
+// slicing is forgotten, so that a pool handed over later (by the label) is taken from its
+// stored allocations and never from what rackwire held before the person wrote theirs; the
+// quarantined slices stay, as they guard addresses whoever writes the pool. Each NAD is told
+// once per pool.
+func (r *Reconciler) leaveAlone(n *network, c choice, pool *nodeslicev1alpha1.NodeSlicePool) {
+	r.nets.take(n) // a handover reads every Node again
+	n.assign, n.pool, n.rebuild, n.unwritten = nil, nil, false, time.Time{}
+	clear(n.waiting)
+	n.told = nil
+	nodesWithoutSlice.DeleteLabelValues(pool.Name)
+	told := make(map[string]types.UID, len(c.views))
+	for _, v := range c.views {
+		told[v.key()] = pool.UID
+		if n.handTold[v.key()] == pool.UID {
+			continue
+		}
+		r.Recorder.Eventf(v.nad, pool, corev1.EventTypeWarning, reasonNotManaged, "Slice",
+			"NodeSlicePool %s/%s was written by hand (it has neither the label %s: %s nor a NetworkAttachmentDefinition owner): "+
+				"rackwire neither writes nor deletes it, and Nodes hold only the slices it lists (range %s, slice size %s). "+
+				"To have rackwire manage it and keep its slices, add the label %s=%s to it; or delete it, and rackwire writes the network's pool anew",
+			pool.Namespace, pool.Name, managedLabel, managedBy, pool.Spec.Range, pool.Spec.SliceSize, managedLabel, managedBy)
+	}
+	n.handTold = told
+}
