@@ -76,11 +76,16 @@ func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Networ
 	if err != nil {
 		return err
 	}
-	// What the nodes held before: the stored pool (what binaries may have read), else
-	// this state's own record.
+	// What the nodes held before: the stored pool (what binaries may have read), else the
+	// pool written by hand that was deleted since (what they read last), else this state's
+	// own record.
+	stored := base
+	if stored == nil {
+		stored = n.hand
+	}
 	var before []slicing.Assignment
-	if base != nil {
-		for _, al := range base.Status.Allocations {
+	if stored != nil {
+		for _, al := range stored.Status.Allocations {
 			if s, err := netip.ParsePrefix(al.SliceRange); err == nil && al.NodeName != "" {
 				before = append(before, slicing.Assignment{Node: al.NodeName, Slice: s})
 			}
@@ -107,7 +112,7 @@ func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Networ
 			n.waiting[node] = struct{}{}
 		}
 	}
-	n.cfg, n.assign, n.rebuild = cfg, a, false
+	n.cfg, n.assign, n.rebuild, n.hand = cfg, a, false, nil
 	return nil
 }
 

@@ -33,13 +33,13 @@ const reasonNotManaged = "NodeSlicePoolNotManaged"
 // Nodes' slices as it lists them, is not rackwire's to rewrite or delete. The network's
 // slicing is forgotten, so that a pool handed over later (by the label) is taken from its
 // stored allocations and never from what rackwire held before the person wrote theirs; the
-// quarantined slices stay, as they guard addresses whoever writes the pool. Each NAD is told
-// once per pool.
+// quarantined slices stay, as they guard addresses whoever writes the pool, and the pool is
+// kept, for a rebuild once it is deleted. Each NAD is told once per pool.
 func (r *Reconciler) leaveAlone(n *network, c choice, pool *nodeslicev1alpha1.NodeSlicePool) {
 	r.nets.take(n) // a handover reads every Node again
 	n.assign, n.pool, n.rebuild, n.unwritten = nil, nil, false, time.Time{}
 	clear(n.waiting)
-	n.told = nil
+	n.told, n.hand = nil, pool
 	nodesWithoutSlice.DeleteLabelValues(pool.Name)
 	told := make(map[string]types.UID, len(c.views))
 	for _, v := range c.views {

@@ -150,3 +150,44 @@ var _ = Describe("A NodeSlicePool written by hand", func() {
 		Expect(eventNotes(poolNS, "wbpool")()).NotTo(ContainSubstring("NodeSlicePoolNotManaged"))
 	})
 })
+
+// The CNI binaries read a Node's slice from the pool and keep it a while (rackwire's plugin
+// up to 30 s, an ADD in flight up to whereabouts' 2 minutes): when the pool that listed it is
+// deleted, the pool rackwire writes in its place must leave each Node the slice it read, or
+// two Nodes hand out the same addresses.
+var _ = Describe("A NodeSlicePool written by hand, then deleted", func() {
+	It("leaves each Node the slice the deleted pool listed", func() {
+		createNodes("handgone", 2)
+		// Lowest first would swap them.
+		p := handPool("handgone", "10.74.0.0/24", "handgone-1", "handgone-0", "", "")
+		Expect(k8s.Create(ctx, p)).To(Succeed())
+		createNAD("team-a", "handgone", nadConfig("handgone", "handgone", "10.74.0.0/24", "/26", ""))
+		Eventually(eventNotes("team-a", "handgone")).Should(ContainSubstring("NodeSlicePoolNotManaged"))
+
+		Expect(k8s.Delete(ctx, p)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(getPool(g, "handgone").UID).NotTo(Equal(p.UID)) }).Should(Succeed())
+		Expect(expectSliced("handgone", "handgone-0", "handgone-1")).To(Equal(map[string]string{
+			"handgone-0": "10.74.0.64/26",
+			"handgone-1": "10.74.0.0/26",
+		}))
+	})
+
+	It("leaves each Node rackwire's slice when its label was taken off first", func() {
+		// unlabel-b joins first and gets the lowest slice; a cut from nothing would swap them.
+		createNode("unlabel-b")
+		createNAD("team-a", "unlabel", nadConfig("unlabel", "unlabel", "10.75.0.0/24", "/26", ""))
+		Expect(expectSliced("unlabel", "unlabel-b")).To(Equal(map[string]string{"unlabel-b": "10.75.0.0/26"}))
+		createNode("unlabel-a")
+		want := map[string]string{"unlabel-a": "10.75.0.64/26", "unlabel-b": "10.75.0.0/26"}
+		Expect(expectSliced("unlabel", "unlabel-a", "unlabel-b")).To(Equal(want))
+
+		By("a person takes the label off (its NADs live elsewhere: no owners), then deletes the pool")
+		p := getPool(Default, "unlabel")
+		delete(p.Labels, managedLabel)
+		Expect(k8s.Update(ctx, p)).To(Succeed())
+		Eventually(eventNotes("team-a", "unlabel")).Should(ContainSubstring("NodeSlicePoolNotManaged"))
+		Expect(k8s.Delete(ctx, p, client.Preconditions{UID: &p.UID})).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(getPool(g, "unlabel").UID).NotTo(Equal(p.UID)) }).Should(Succeed())
+		Expect(expectSliced("unlabel", "unlabel-a", "unlabel-b")).To(Equal(want))
+	})
+})
