@@ -61,9 +61,9 @@ func (r *Reconciler) nodeExists(ctx context.Context, name string) (bool, error) 
 
 // rebuild starts the network's state over from base (the stored pool, nil when none) and
 // every Node: a node keeps its stored slice when the slicing still has it and no other
-// node's addresses are in it; a slice a node loses (its Node is gone, or a re-cut range no
-// longer has it) is kept from the others for the grace period; every other Node gets the
-// lowest free slice.
+// node's addresses are in it; a slice a node loses (its Node is gone, a re-cut range no
+// longer has it, or a second writer moved the node) is kept from the others for the grace
+// period; every other Node gets the lowest free slice.
 func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Network, base *nodeslicev1alpha1.NodeSlicePool, now time.Time) error {
 	a, err := slicing.NewAssigner(cfg)
 	if err != nil {
@@ -102,6 +102,19 @@ func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Networ
 	for _, b := range before {
 		if !exists[b.Node] || !a.Keep(b.Node, b.Slice) {
 			n.release(b.Slice, b.Node, r.graceEnd(now))
+		}
+	}
+	if n.pool != nil && base != nil {
+		// A second writer gave a node another slice than the pool it overwrote: the node's
+		// binaries read the old one until just now.
+		for _, al := range n.pool.Status.Allocations {
+			s, err := netip.ParsePrefix(al.SliceRange)
+			if err != nil || al.NodeName == "" {
+				continue
+			}
+			if cur, ok := a.Lookup(al.NodeName); !ok || cur != s.Masked() {
+				n.release(s.Masked(), al.NodeName, r.graceEnd(now))
+			}
 		}
 	}
 	holds, _ = n.holds(now)

@@ -191,3 +191,26 @@ var _ = Describe("A NodeSlicePool written by hand, then deleted", func() {
 		Expect(expectSliced("unlabel", "unlabel-a", "unlabel-b")).To(Equal(want))
 	})
 })
+
+var _ = Describe("A NodeSlicePool of rackwire's rewritten by a second writer", func() {
+	It("keeps a slice the writer took from a Node away from the other Nodes for the grace period", func() {
+		createNodes("moved", 2)
+		createNAD("team-a", "moved", nadConfig("moved", "moved", "10.76.0.0/24", "/26", ""))
+		Expect(expectSliced("moved", "moved-0", "moved-1")).To(Equal(map[string]string{"moved-0": "10.76.0.0/26", "moved-1": "10.76.0.64/26"}))
+
+		By("a person (or a restored backup) moves moved-1 to the third slice, keeping the label")
+		Eventually(func(g Gomega) {
+			p := getPool(g, "moved")
+			p.Status.Allocations = []nodeslicev1alpha1.NodeSliceAllocation{
+				{NodeName: "moved-0", SliceRange: "10.76.0.0/26"}, {SliceRange: "10.76.0.64/26"},
+				{NodeName: "moved-1", SliceRange: "10.76.0.128/26"}, {SliceRange: "10.76.0.192/26"},
+			}
+			g.Expect(k8s.Update(ctx, p)).To(Succeed())
+		}).Should(Succeed())
+		createNode("moved-2")
+		got := expectSliced("moved", "moved-0", "moved-1", "moved-2")
+		Expect(got["moved-1"]).To(Equal("10.76.0.128/26"), "the stored pool is the truth")
+		// moved-1's binaries read 10.76.0.64/26 until just now.
+		Expect(got["moved-2"]).To(Equal("10.76.0.192/26"))
+	})
+})
