@@ -41,6 +41,15 @@ func (r *Reconciler) leaveAlone(n *network, c choice, pool *nodeslicev1alpha1.No
 	clear(n.waiting)
 	n.told, n.hand = nil, pool
 	nodesWithoutSlice.DeleteLabelValues(pool.Name)
+	// A NAD that cannot be read is wrong whoever writes the pool; which NAD the others must
+	// agree with is the pool's to say (its range is in the Event below), not the oldest NAD's.
+	unread := choice{views: c.views, problems: map[string]string{}, reasons: map[string]string{}}
+	for k, reason := range c.reasons {
+		if reason == reasonInvalidConfig {
+			unread.problems[k], unread.reasons[k] = c.problems[k], reason
+		}
+	}
+	r.reportNADs(n, unread)
 	told := make(map[string]types.UID, len(c.views))
 	for _, v := range c.views {
 		told[v.key()] = pool.UID

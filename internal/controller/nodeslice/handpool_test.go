@@ -155,6 +155,18 @@ var _ = Describe("A NodeSlicePool written by hand", func() {
 // up to 30 s, an ADD in flight up to whereabouts' 2 minutes): when the pool that listed it is
 // deleted, the pool rackwire writes in its place must leave each Node the slice it read, or
 // two Nodes hand out the same addresses.
+var _ = Describe("A NodeSlicePool written by hand, its NADs", func() {
+	It("are still told what is wrong in their configuration", func() {
+		p := handPool("handbad", "10.77.0.0/24", "", "", "", "")
+		Expect(k8s.Create(ctx, p)).To(Succeed())
+		createNAD("team-a", "handbad", nadConfig("handbad", "handbad", "10.77.0.0/24", "/33", ""))
+		Eventually(eventNotes("team-a", "handbad")).Should(And(
+			ContainSubstring("NodeSlicePoolNotManaged"),
+			ContainSubstring("InvalidNodeSliceConfig: spec.config: ipam.node_slice_size")))
+		untouched(p)(Default)
+	})
+})
+
 var _ = Describe("A NodeSlicePool written by hand, then deleted", func() {
 	It("leaves each Node the slice the deleted pool listed", func() {
 		createNodes("handgone", 2)
