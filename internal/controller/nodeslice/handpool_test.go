@@ -194,9 +194,12 @@ var _ = Describe("A NodeSlicePool written by hand, then deleted", func() {
 		Expect(expectSliced("unlabel", "unlabel-a", "unlabel-b")).To(Equal(want))
 
 		By("a person takes the label off (its NADs live elsewhere: no owners), then deletes the pool")
-		p := getPool(Default, "unlabel")
-		delete(p.Labels, managedLabel)
-		Expect(k8s.Update(ctx, p)).To(Succeed())
+		var p *nodeslicev1alpha1.NodeSlicePool
+		Eventually(func(g Gomega) {
+			p = getPool(g, "unlabel")
+			delete(p.Labels, managedLabel)
+			g.Expect(k8s.Update(ctx, p)).To(Succeed())
+		}).Should(Succeed())
 		Eventually(eventNotes("team-a", "unlabel")).Should(ContainSubstring("NodeSlicePoolNotManaged"))
 		Expect(k8s.Delete(ctx, p, client.Preconditions{UID: &p.UID})).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(getPool(g, "unlabel").UID).NotTo(Equal(p.UID)) }).Should(Succeed())
