@@ -59,7 +59,7 @@ func (r *Reconciler) leaveAlone(n *network, c choice, pool *nodeslicev1alpha1.No
 		r.Recorder.Eventf(v.nad, pool, corev1.EventTypeWarning, reasonNotManaged, "Slice",
 			"NodeSlicePool %s/%s was written by hand (it has neither the label %s: %s nor a NetworkAttachmentDefinition owner): "+
 				"rackwire neither writes nor deletes it, and Nodes hold only the slices it lists (range %s, slice size %s). "+
-				"To have rackwire manage it and keep its slices, add the label %s=%s to it; or delete it, and rackwire writes the network's pool anew",
+				"To have rackwire manage it and keep its slices, add the label %s=%s to it; or delete it, and rackwire writes the network's pool anew, its Nodes keeping the slices it lists",
 			pool.Namespace, pool.Name, managedLabel, managedBy, pool.Spec.Range, pool.Spec.SliceSize, managedLabel, managedBy)
 	}
 	n.handTold = told

@@ -174,7 +174,7 @@ var _ = Describe("A NodeSlicePool written by hand, then deleted", func() {
 		p := handPool("handgone", "10.74.0.0/24", "handgone-1", "handgone-0", "", "")
 		Expect(k8s.Create(ctx, p)).To(Succeed())
 		createNAD("team-a", "handgone", nadConfig("handgone", "handgone", "10.74.0.0/24", "/26", ""))
-		Eventually(eventNotes("team-a", "handgone")).Should(ContainSubstring("NodeSlicePoolNotManaged"))
+		Eventually(eventNotes("team-a", "handgone")).Should(ContainSubstring("rackwire writes the network's pool anew, its Nodes keeping the slices it lists"))
 
 		Expect(k8s.Delete(ctx, p)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(getPool(g, "handgone").UID).NotTo(Equal(p.UID)) }).Should(Succeed())
