@@ -104,19 +104,7 @@ func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Networ
 			n.release(b.Slice, b.Node, r.graceEnd(now))
 		}
 	}
-	if n.pool != nil && base != nil {
-		// A second writer gave a node another slice than the pool it overwrote: the node's
-		// binaries read the old one until just now.
-		for _, al := range n.pool.Status.Allocations {
-			s, err := netip.ParsePrefix(al.SliceRange)
-			if err != nil || al.NodeName == "" {
-				continue
-			}
-			if cur, ok := a.Lookup(al.NodeName); !ok || cur != s.Masked() {
-				n.release(s.Masked(), al.NodeName, r.graceEnd(now))
-			}
-		}
-	}
+	n.releaseMoved(a.Lookup, r.graceEnd(now))
 	holds, _ = n.holds(now)
 	a.SetHolds(holds)
 	clear(n.waiting)

@@ -17,6 +17,7 @@ limitations under the License.
 package nodeslice
 
 import (
+	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,10 +34,18 @@ const reasonNotManaged = "NodeSlicePoolNotManaged"
 // Nodes' slices as it lists them, is not rackwire's to rewrite or delete. The network's
 // slicing is forgotten, so that a pool handed over later (by the label) is taken from its
 // stored allocations and never from what rackwire held before the person wrote theirs; the
-// quarantined slices stay, as they guard addresses whoever writes the pool, and the pool is
-// kept, for a rebuild once it is deleted. Each NAD is told once per pool.
+// quarantined slices stay, as they guard addresses whoever writes the pool, as do those the
+// person's write took from a node, and the pool is kept, for a rebuild once it is deleted.
+// Each NAD is told once per pool.
 func (r *Reconciler) leaveAlone(n *network, c choice, pool *nodeslicev1alpha1.NodeSlicePool) {
 	r.nets.take(n) // a handover reads every Node again
+	listed := make(map[string]netip.Prefix, len(pool.Status.Allocations))
+	for _, al := range pool.Status.Allocations {
+		if s, err := netip.ParsePrefix(al.SliceRange); err == nil && al.NodeName != "" {
+			listed[al.NodeName] = s.Masked()
+		}
+	}
+	n.releaseMoved(func(node string) (netip.Prefix, bool) { s, ok := listed[node]; return s, ok }, r.graceEnd(time.Now()))
 	n.assign, n.pool, n.rebuild, n.unwritten = nil, nil, false, time.Time{}
 	clear(n.waiting)
 	n.told, n.hand = nil, pool

@@ -229,3 +229,35 @@ var _ = Describe("A NodeSlicePool of rackwire's rewritten by a second writer", f
 		Expect(got["moved-2"]).To(Equal("10.76.0.192/26"))
 	})
 })
+
+var _ = Describe("A NodeSlicePool of rackwire's that a person takes by hand", func() {
+	It("keeps a slice the person took from a Node away from the other Nodes for the grace period", func() {
+		createNodes("strip", 2)
+		createNAD("team-a", "strip", nadConfig("strip", "strip", "10.79.0.0/24", "/26", ""))
+		Expect(expectSliced("strip", "strip-0", "strip-1")).To(Equal(map[string]string{"strip-0": "10.79.0.0/26", "strip-1": "10.79.0.64/26"}))
+
+		By("in one write, the label goes and strip-0 moves to the third slice")
+		Eventually(func(g Gomega) {
+			p := getPool(g, "strip")
+			delete(p.Labels, managedLabel)
+			p.Status.Allocations = []nodeslicev1alpha1.NodeSliceAllocation{
+				{SliceRange: "10.79.0.0/26"}, {NodeName: "strip-1", SliceRange: "10.79.0.64/26"},
+				{NodeName: "strip-0", SliceRange: "10.79.0.128/26"}, {SliceRange: "10.79.0.192/26"},
+			}
+			g.Expect(k8s.Update(ctx, p)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(eventNotes("team-a", "strip")).Should(ContainSubstring("NodeSlicePoolNotManaged"))
+
+		By("handed back to rackwire, the pool gets a new Node")
+		Eventually(func(g Gomega) {
+			p := getPool(g, "strip")
+			p.Labels = map[string]string{managedLabel: "rackwire"}
+			g.Expect(k8s.Update(ctx, p)).To(Succeed())
+		}).Should(Succeed())
+		createNode("strip-2")
+		// strip-0's binaries read 10.79.0.0/26 until the person's write.
+		Expect(expectSliced("strip", "strip-0", "strip-1", "strip-2")).To(Equal(map[string]string{
+			"strip-0": "10.79.0.128/26", "strip-1": "10.79.0.64/26", "strip-2": "10.79.0.192/26",
+		}))
+	})
+})
