@@ -39,13 +39,16 @@ const reasonNotManaged = "NodeSlicePoolNotManaged"
 // Each NAD is told once per pool.
 func (r *Reconciler) leaveAlone(n *network, c choice, pool *nodeslicev1alpha1.NodeSlicePool) {
 	r.nets.take(n) // a handover reads every Node again
-	listed := make(map[string]netip.Prefix, len(pool.Status.Allocations))
-	for _, al := range pool.Status.Allocations {
-		if s, err := netip.ParsePrefix(al.SliceRange); err == nil && al.NodeName != "" {
-			listed[al.NodeName] = s.Masked()
+	if n.hand == nil || n.hand.ResourceVersion != pool.ResourceVersion {
+		// Every Node event wakes the network: compare only a pool not seen yet.
+		listed := make(map[string]netip.Prefix, len(pool.Status.Allocations))
+		for _, al := range pool.Status.Allocations {
+			if s, err := netip.ParsePrefix(al.SliceRange); err == nil && al.NodeName != "" {
+				listed[al.NodeName] = s.Masked()
+			}
 		}
+		n.releaseMoved(func(node string) (netip.Prefix, bool) { s, ok := listed[node]; return s, ok }, r.graceEnd(time.Now()))
 	}
-	n.releaseMoved(func(node string) (netip.Prefix, bool) { s, ok := listed[node]; return s, ok }, r.graceEnd(time.Now()))
 	n.assign, n.pool, n.rebuild, n.unwritten = nil, nil, false, time.Time{}
 	clear(n.waiting)
 	n.told, n.hand = nil, pool
