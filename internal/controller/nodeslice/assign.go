@@ -61,9 +61,9 @@ func (r *Reconciler) nodeExists(ctx context.Context, name string) (bool, error) 
 
 // rebuild starts the network's state over from base (the stored pool, nil when none) and
 // every Node: a node keeps its stored slice when the slicing still has it and no other
-// node's addresses are in it; a slice a node loses (its Node is gone, or a re-cut range no
-// longer has it) is kept from the others for the grace period; every other Node gets the
-// lowest free slice.
+// node's addresses are in it; a slice a node loses (its Node is gone, a re-cut range no
+// longer has it, or a second writer moved the node) is kept from the others for the grace
+// period; every other Node gets the lowest free slice.
 func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Network, base *nodeslicev1alpha1.NodeSlicePool, now time.Time) error {
 	a, err := slicing.NewAssigner(cfg)
 	if err != nil {
@@ -76,11 +76,16 @@ func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Networ
 	if err != nil {
 		return err
 	}
-	// What the nodes held before: the stored pool (what binaries may have read), else
-	// this state's own record.
+	// What the nodes held before: the stored pool (what binaries may have read), else the
+	// pool written by hand that was deleted since (what they read last), else this state's
+	// own record.
+	stored := base
+	if stored == nil {
+		stored = n.hand
+	}
 	var before []slicing.Assignment
-	if base != nil {
-		for _, al := range base.Status.Allocations {
+	if stored != nil {
+		for _, al := range stored.Status.Allocations {
 			if s, err := netip.ParsePrefix(al.SliceRange); err == nil && al.NodeName != "" {
 				before = append(before, slicing.Assignment{Node: al.NodeName, Slice: s})
 			}
@@ -99,6 +104,7 @@ func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Networ
 			n.release(b.Slice, b.Node, r.graceEnd(now))
 		}
 	}
+	n.releaseMoved(a.Lookup, r.graceEnd(now))
 	holds, _ = n.holds(now)
 	a.SetHolds(holds)
 	clear(n.waiting)
@@ -107,7 +113,7 @@ func (r *Reconciler) rebuild(ctx context.Context, n *network, cfg slicing.Networ
 			n.waiting[node] = struct{}{}
 		}
 	}
-	n.cfg, n.assign, n.rebuild = cfg, a, false
+	n.cfg, n.assign, n.rebuild, n.hand = cfg, a, false, nil
 	return nil
 }
 

@@ -37,8 +37,9 @@ const managedBy = "rackwire"
 
 var nadGVK = nadv1.SchemeGroupVersion.WithKind("NetworkAttachmentDefinition")
 
-// desired is the pool as the network's state says it should be, built on base (nil: a new
-// pool). With no NAD that reads well, only base's conditions change (nil when no pool).
+// desired is the pool as the network's state says it should be, built on base (one a
+// controller wrote, see writtenByController; nil: a new pool). With no NAD that reads well,
+// only base's conditions change (nil when no pool).
 func (r *Reconciler) desired(n *network, c choice, base *nodeslicev1alpha1.NodeSlicePool) *nodeslicev1alpha1.NodeSlicePool {
 	var p *nodeslicev1alpha1.NodeSlicePool
 	switch {
@@ -92,6 +93,9 @@ func (r *Reconciler) owners(refs []metav1.OwnerReference, c choice) []metav1.Own
 	return out
 }
 
+// writtenByController says whether rackwire may write and delete the pool: rackwire wrote it
+// (its label), or whereabouts' controller did (a NAD owner reference), whose pools rackwire
+// takes over. Any other pool is a person's, whose slices the CNI binaries use as listed.
 func writtenByController(p *nodeslicev1alpha1.NodeSlicePool) bool {
 	if p.Labels[managedLabel] == managedBy {
 		return true

@@ -76,3 +76,26 @@ func (n *network) release(slice netip.Prefix, node string, until time.Time) {
 	}
 	n.released[slice] = quarantine{node: node, until: until}
 }
+
+// releaseMoved keeps from the other nodes, for the grace period, each slice that the pool
+// last seen (rackwire's last write or read, else the hand-written one) gave a node that no
+// longer holds it (holds says what each node holds now): a second writer moved the node, whose
+// binaries read the old slice until just now.
+func (n *network) releaseMoved(holds func(node string) (netip.Prefix, bool), until time.Time) {
+	last := n.pool
+	if last == nil {
+		last = n.hand
+	}
+	if last == nil {
+		return
+	}
+	for _, al := range last.Status.Allocations {
+		s, err := netip.ParsePrefix(al.SliceRange)
+		if err != nil || al.NodeName == "" {
+			continue
+		}
+		if cur, ok := holds(al.NodeName); !ok || cur != s.Masked() {
+			n.release(s.Masked(), al.NodeName, until)
+		}
+	}
+}

@@ -69,6 +69,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.retire(ctx, pool)
 	}
 	n := r.nets.get(req.Name)
+	if pool != nil && !writtenByController(pool) {
+		r.leaveAlone(n, c, pool)
+		return ctrl.Result{}, nil
+	}
+	n.handTold = nil
 	r.reportNADs(n, c)
 	if c.ref == nil {
 		// No NAD of the network reads well: the pool, if any, keeps its slices and says why.
@@ -86,14 +91,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if n.assign == nil || n.rebuild || !n.cfg.SameSlicing(c.ref.net) {
 		base := pool
-		if n.rebuild && pool != nil {
-			// A conflict or someone else's write: the stored pool, not the cache, is the truth.
+		if n.rebuild {
+			// A conflict or someone else's write or delete: the stored pool, not the cache,
+			// is the truth (a person may have written their own in place of ours).
 			base = &nodeslicev1alpha1.NodeSlicePool{}
 			if err := r.Live.Get(ctx, req.NamespacedName, base); apierrors.IsNotFound(err) {
 				base = nil
 			} else if err != nil {
 				r.nets.giveBack(n, pending, holdsDirty)
 				return ctrl.Result{}, err
+			}
+			if base != nil && !writtenByController(base) {
+				r.leaveAlone(n, c, base)
+				return ctrl.Result{}, nil
 			}
 		}
 		if err := r.rebuild(ctx, n, c.ref.net, base, now); err != nil {

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	nodeslicev1alpha1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 	"github.com/rackwire/rackwire/internal/slicing"
 )
@@ -55,6 +57,10 @@ type network struct {
 	released  map[netip.Prefix]quarantine // slices nodes lost, kept from the others for a while
 	reported  map[string]string           // NAD key -> the last problem reported on it
 	told      map[string]struct{}         // waiting Nodes already named in an Event
+	handTold  map[string]types.UID        // NAD key -> the hand-written pool it was told of
+	// The pool written by hand as last seen: once it is gone, the Nodes keep the slices it
+	// listed (their binaries read them), as they would keep those of a stored pool.
+	hand *nodeslicev1alpha1.NodeSlicePool
 }
 
 // quarantine is a slice that node held until recently.
