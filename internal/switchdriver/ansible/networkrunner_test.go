@@ -43,6 +43,8 @@ import (
 // through network-runner's own role, port by port, to one fake switch, and through
 // rackwire's batched push to another; what every port then carries must be the same, but
 // where testdata/networkrunner/differences.yaml lists the difference with its reason.
+// openvswitch, whose provider runs openvswitch_db on the switch, is compared on the lab's real
+// Open vSwitch instead (TestNRCompareOpenVSwitch).
 var networkRunnerOSes = []string{"junos", "enos", "dellemc.os9.os9", "dellos10", "eos", "nxos", "cumulus"}
 
 type difference struct {
