@@ -42,7 +42,7 @@ var lab *switchlab.Lab
 
 func TestMain(m *testing.M) {
 	var err error
-	lab, err = switchlab.Start("../../..", 12)
+	lab, err = switchlab.Start("../../..", 18)
 	if err != nil {
 		panic(err)
 	}

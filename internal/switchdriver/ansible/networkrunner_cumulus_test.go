@@ -53,21 +53,5 @@ func compareBystander(t *testing.T, os string, ref, own *fakeswitch.Switch, list
 	if os != "cumulus" {
 		return
 	}
-	theirs, ours := ref.PortState(bystander), own.PortState(bystander)
-	for _, c := range []struct {
-		field string
-		same  bool
-	}{
-		{"untagged", theirs.Untagged == ours.Untagged},
-		{"tagged", slices.Equal(theirs.Tagged, ours.Tagged)},
-		{"bridged", theirs.Bridged == ours.Bridged},
-	} {
-		listedHere := slices.ContainsFunc(listed, func(l difference) bool { return l.OS == os && l.Port == "bystander" && l.Field == c.field })
-		switch {
-		case !c.same && !listedHere:
-			t.Errorf("bystander port %s: network-runner leaves %+v, rackwire %+v; the difference in %s is not listed in differences.yaml", bystander, theirs, ours, c.field)
-		case c.same && listedHere:
-			t.Errorf("bystander port %s: differences.yaml lists a difference in %s that is gone (both %+v)", bystander, c.field, ours)
-		}
-	}
+	comparePort(t, listed, os, "bystander", bystander, ref.PortState(bystander), own.PortState(bystander), "untagged", "tagged", "bridged")
 }

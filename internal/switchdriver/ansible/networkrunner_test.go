@@ -31,11 +31,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
+	"github.com/rackwire/rackwire/internal/fakeswitch"
 	"github.com/rackwire/rackwire/internal/switchdriver"
 	"github.com/rackwire/rackwire/playbooks"
 )
 
-// network-runner is the reference for what each OS is sent. For the OSes whose providers
 // network-runner is the reference for what each OS is sent. For the OSes whose providers
 // drive a network_cli session (eos and nxos read the device's JSON first, which the fake
 // switch answers from its model) or run NCLU (cumulus, whose fake switch runs the nclu
@@ -43,6 +43,8 @@ import (
 // through network-runner's own role, port by port, to one fake switch, and through
 // rackwire's batched push to another; what every port then carries must be the same, but
 // where testdata/networkrunner/differences.yaml lists the difference with its reason.
+// openvswitch, whose provider runs openvswitch_db on the switch, is compared on the lab's real
+// Open vSwitch instead (TestNRCompareOpenVSwitch).
 var networkRunnerOSes = []string{"junos", "enos", "dellemc.os9.os9", "dellos10", "eos", "nxos", "cumulus"}
 
 type difference struct {
@@ -52,7 +54,27 @@ type difference struct {
 	Reason string `json:"reason"`
 }
 
-func TestNRCompare(t *testing.T) {
+// nrIntent is one port's intent of the comparison: its untagged VLAN (0 for none) and the
+// VLANs it carries tagged.
+type nrIntent struct {
+	name     string
+	untagged int
+	trunked  []int
+}
+
+var nrIntents = []nrIntent{
+	{"access", 60, nil},
+	{"trunk", 5, []int{100, 101}},
+	{"tagged-only", 0, []int{61, 62}},
+}
+
+// nrParking is the Switch's parking VLAN in rackwire's push.
+const nrParking = 4000
+
+// nrReference reads differences.yaml and makes the playbooks of the reference runs:
+// rackwire's with role.yaml beside them.
+func nrReference(t *testing.T) ([]difference, fstest.MapFS) {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "networkrunner", "differences.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,18 +98,73 @@ func TestNRCompare(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	const parking = 4000
-	intents := []struct {
-		name     string
-		untagged int
-		trunked  []int
-	}{
-		{"access", 60, nil},
-		{"trunk", 5, []int{100, 101}},
-		{"tagged-only", 0, []int{61, 62}},
-	}
-	used := []int{1, 5, 60, 61, 62, 100, 101}
+	return listed, withRole
+}
 
+// nrRoleVars are role.yaml's variables for the intents on ports (one port per intent).
+func nrRoleVars(ports []string) map[string]any {
+	var nrPorts []map[string]any
+	for i, in := range nrIntents {
+		untagged := in.untagged
+		if untagged == 0 {
+			untagged = 1 // the role's default vlan_id
+		}
+		nrPorts = append(nrPorts, map[string]any{"port": ports[i], "untagged": untagged, "trunked": nonNilInts(in.trunked)})
+	}
+	return map[string]any{"nr_vlans": []int{1, 5, 60, 61, 62, 100, 101}, "nr_ports": nrPorts}
+}
+
+// nrChanges are rackwire's changes for the intents on ports (one port per intent).
+func nrChanges(ports []string) []switchdriver.Change {
+	var changes []switchdriver.Change
+	for i, in := range nrIntents {
+		cfg := &networkv1alpha1.SwitchPortConfigurationSpec{}
+		if in.untagged != 0 {
+			cfg.UntaggedVLAN = vid(in.untagged)
+		}
+		for _, v := range in.trunked {
+			if cfg.VLANs != "" {
+				cfg.VLANs += ","
+			}
+			cfg.VLANs += networkv1alpha1.VLANRange(fmt.Sprint(v))
+		}
+		changes = append(changes, switchdriver.Change{Port: ports[i], Config: cfg, Parking: nrParking})
+	}
+	return changes
+}
+
+// comparePort fails the test where network-runner's role (theirs) and rackwire (ours) leave a
+// port differently in one of fields (untagged, tagged, down, bridged) and differences.yaml
+// does not list it for the OS and the port's label, and where it lists a difference that
+// is gone.
+func comparePort(t *testing.T, listed []difference, os, label, port string, theirs, ours fakeswitch.PortView, fields ...string) {
+	t.Helper()
+	for _, field := range fields {
+		var same bool
+		switch field {
+		case "untagged":
+			same = theirs.Untagged == ours.Untagged
+		case "tagged":
+			same = slices.Equal(theirs.Tagged, ours.Tagged)
+		case "down":
+			same = theirs.Down == ours.Down
+		case "bridged":
+			same = theirs.Bridged == ours.Bridged
+		default:
+			t.Fatalf("no field %q to compare", field)
+		}
+		listedHere := slices.ContainsFunc(listed, func(l difference) bool { return l.OS == os && l.Port == label && l.Field == field })
+		switch {
+		case !same && !listedHere:
+			t.Errorf("port %s (%s): network-runner leaves %+v, rackwire %+v; the difference in %s is not listed in differences.yaml", port, label, theirs, ours, field)
+		case same && listedHere:
+			t.Errorf("port %s (%s): differences.yaml lists a difference in %s that is gone (both %+v)", port, label, field, ours)
+		}
+	}
+}
+
+func TestNRCompare(t *testing.T) {
+	listed, withRole := nrReference(t)
 	for _, os := range networkRunnerOSes {
 		t.Run(os, func(t *testing.T) {
 			t.Parallel()
@@ -101,59 +178,20 @@ func TestNRCompare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var nrPorts []map[string]any
-			for i, in := range intents {
-				untagged := in.untagged
-				if untagged == 0 {
-					untagged = 1 // the role's default vlan_id
-				}
-				nrPorts = append(nrPorts, map[string]any{"port": ports[i], "untagged": untagged, "trunked": nonNilInts(in.trunked)})
-			}
-			if _, err := d.(*Driver).run(ctx, "networkrunner.yaml", len(intents), map[string]any{"nr_vlans": used, "nr_ports": nrPorts}); err != nil {
+			if _, err := d.(*Driver).run(ctx, "networkrunner.yaml", len(nrIntents), nrRoleVars(ports)); err != nil {
 				t.Fatalf("network-runner's role: %v", err)
 			}
 
 			// rackwire's batched push.
 			own := nrFixture(t, os)
-			var changes []switchdriver.Change
-			for i, in := range intents {
-				cfg := &networkv1alpha1.SwitchPortConfigurationSpec{}
-				if in.untagged != 0 {
-					cfg.UntaggedVLAN = vid(in.untagged)
-				}
-				for _, v := range in.trunked {
-					if cfg.VLANs != "" {
-						cfg.VLANs += ","
-					}
-					cfg.VLANs += networkv1alpha1.VLANRange(fmt.Sprint(v))
-				}
-				changes = append(changes, switchdriver.Change{Port: ports[i], Config: cfg, Parking: parking})
-			}
-			for p, err := range own.driver().Apply(ctx, changes) {
+			for p, err := range own.driver().Apply(ctx, nrChanges(ports)) {
 				if err != nil {
 					t.Fatalf("rackwire: port %s: %v", p, err)
 				}
 			}
 
-			for i, in := range intents {
-				theirs, ours := ref.fake.PortState(ports[i]), own.fake.PortState(ports[i])
-				for _, c := range []struct {
-					field string
-					same  bool
-				}{
-					{"untagged", theirs.Untagged == ours.Untagged},
-					{"tagged", slices.Equal(theirs.Tagged, ours.Tagged)},
-					{"down", theirs.Down == ours.Down},
-				} {
-
-					listedHere := slices.ContainsFunc(listed, func(l difference) bool { return l.OS == os && l.Port == in.name && l.Field == c.field })
-					switch {
-					case !c.same && !listedHere:
-						t.Errorf("port %s (%s): network-runner leaves %+v, rackwire %+v; the difference in %s is not listed in differences.yaml", ports[i], in.name, theirs, ours, c.field)
-					case c.same && listedHere:
-						t.Errorf("port %s (%s): differences.yaml lists a difference in %s that is gone (both %+v)", ports[i], in.name, c.field, ours)
-					}
-				}
+			for i, in := range nrIntents {
+				comparePort(t, listed, os, in.name, ports[i], ref.fake.PortState(ports[i]), own.fake.PortState(ports[i]), "untagged", "tagged", "down")
 			}
 			compareBystander(t, os, ref.fake, own.fake, listed)
 			// A difference is explained from the lines each side sent.
