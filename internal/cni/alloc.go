@@ -266,17 +266,19 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 // t's pool, if its reservation is still the attachment's (the pool entry is written again
 // where it went missing).
 func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bool, error) {
-	for _, e := range rec.Entries {
+	for i, e := range rec.Entries {
 		addr, err := netip.ParseAddr(e.Address)
 		if e.Pool != t.pool || err != nil {
 			continue
 		}
-		if err := c.reserve(ctx, addr); errors.Is(err, errTaken) {
+		uid, err := c.reserve(ctx, addr)
+		if errors.Is(err, errTaken) {
 			c.forget(rec, addr)
 			return netip.Addr{}, false, c.st.save(rec)
 		} else if err != nil {
 			return netip.Addr{}, false, err
 		}
+		rec.Entries[i].ReservationUID = uid
 		if c.deferred() {
 			return addr, true, c.markPending(rec, addr)
 		}
@@ -346,7 +348,9 @@ var errTaken = errors.New("held by another reservation")
 // against everyone else. The lock is held again when it returns.
 func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr netip.Addr) error {
 	if !c.deferred() {
-		return c.reserve(ctx, addr)
+		uid, err := c.reserve(ctx, addr)
+		noteReservation(rec, t.pool, addr, uid)
+		return err
 	}
 	c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
 	i := slices.IndexFunc(rec.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool })
@@ -363,7 +367,8 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 		return err
 	}
 	c.st.Unlock()
-	err := c.reserve(ctx, addr)
+	uid, err := c.reserve(ctx, addr)
+	noteReservation(rec, t.pool, addr, uid)
 	if lerr := c.st.Lock(); lerr != nil {
 		return errors.Join(err, lerr)
 	}
@@ -379,13 +384,25 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 	return err
 }
 
-// reserve creates addr's OverlappingRangeIPReservation. errTaken means someone else's
-// exists; an uncertain create that landed is recognised as ours on the retry.
-func (c *call) reserve(ctx context.Context, addr netip.Addr) error {
+// noteReservation records in rec the UID of addr's reservation, once it is the attachment's.
+func noteReservation(rec *record, pool string, addr netip.Addr, uid string) {
+	if uid == "" {
+		return
+	}
+	for i := range rec.Entries {
+		if e := &rec.Entries[i]; e.Pool == pool && e.Address == addr.String() {
+			e.ReservationUID = uid
+		}
+	}
+}
+
+// reserve creates addr's OverlappingRangeIPReservation and returns its UID. errTaken means
+// someone else's exists; an uncertain create that landed is recognised as ours on the retry.
+func (c *call) reserve(ctx context.Context, addr netip.Addr) (string, error) {
 	if !c.cfg.OverlappingRanges {
 		// As whereabouts with enable_overlapping_ranges: false: no reservation; the pool
 		// entry, written before the ADD answers (deferred is off), is the lock.
-		return nil
+		return "", nil
 	}
 	name := ReservationName(c.cfg.PoolNetwork(), addr)
 	orip := &wbv1.OverlappingRangeIPReservation{
@@ -393,25 +410,26 @@ func (c *call) reserve(ctx context.Context, addr netip.Addr) error {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.kube.namespace},
 		Spec:       wbv1.OverlappingRangeIPReservationSpec{ContainerID: c.containerID, PodRef: c.podRef(), IfName: c.ifName},
 	}
-	err := c.kube.create(ctx, c.kube.wbPath("overlappingrangeipreservations", ""), orip, nil)
+	made := &metav1.PartialObjectMetadata{}
+	err := c.kube.create(ctx, c.kube.wbPath("overlappingrangeipreservations", ""), orip, made)
 	if !apierrors.IsAlreadyExists(err) {
 		if err != nil {
-			return fmt.Errorf("reserving %s: %w", addr, err)
+			return "", fmt.Errorf("reserving %s: %w", addr, err)
 		}
-		return nil
+		return string(made.UID), nil
 	}
 	cur := &wbv1.OverlappingRangeIPReservation{}
 	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Released between our create and read: try the address again later.
-			return fmt.Errorf("%w: %s was released meanwhile", errTaken, name)
+			return "", fmt.Errorf("%w: %s was released meanwhile", errTaken, name)
 		}
-		return fmt.Errorf("reading reservation %s: %w", name, err)
+		return "", fmt.Errorf("reading reservation %s: %w", name, err)
 	}
 	if c.ownsReservation(cur) {
-		return nil
+		return string(cur.UID), nil
 	}
-	return fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
+	return "", fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
 }
 
 // ownsReservation says whether a reservation is this attachment's. whereabouts v0.9.4 writes

@@ -300,11 +300,11 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	}
 	c.wrote = time.Since(start)
 	done := map[string]bool{}
+	unsure := map[string][]string{}
 	for _, r := range releases {
-		err := c.unreserveReleased(ctx, r, res)
-		if err == nil {
-			done[r.ContainerID+"/"+r.IfName] = true
-		}
+		names, err := c.unreserveReleased(ctx, r, res)
+		k := r.ContainerID + "/" + r.IfName
+		done[k], unsure[k] = err == nil, names
 		errs = append(errs, err)
 	}
 	if err := c.st.Lock(); err != nil {
@@ -312,7 +312,13 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	}
 	defer c.st.Unlock()
 	for _, r := range releases {
-		errs = append(errs, c.finishRelease(r, done[r.ContainerID+"/"+r.IfName]))
+		k := r.ContainerID + "/" + r.IfName
+		if done[k] && len(unsure[k]) > 0 {
+			ok, err := c.checkReleased(ctx, r, unsure[k])
+			done[k] = ok
+			errs = append(errs, err)
+		}
+		errs = append(errs, c.finishRelease(r, done[k]))
 	}
 	for _, r := range recs {
 		if releasing(r) {

@@ -17,6 +17,7 @@ limitations under the License.
 package cni_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -75,4 +76,42 @@ func TestGCAndReAddDuringARelease(t *testing.T) {
 		return nil
 	})
 	flusherGone(t, dir)
+}
+
+// TestReleaseDeletesAPutBackReservation: a live attachment's reservation deleted by someone
+// else and put back (as rackwire's IP reconciler does: another object, the same holder) is
+// still the attachment's: its DEL, written behind, deletes it, though it is not the object
+// the ADD created.
+func TestReleaseDeletesAPutBackReservation(t *testing.T) {
+	const name, node, id = "putback", "node-g", "c-put-back"
+	ctx := context.Background()
+	slicePool(t, name, "10.83.1.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.83.1.16/28"})
+	slice, pool := netip.MustParsePrefix("10.83.1.16/28"), name+"-"+node+"-10.83.1.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.83.1.0/24","node_slice_size":"/28"`)
+	a := addProcess(t, conf, node, id)
+	poolEntry(t, pool, slice, a, id)
+	o, ok := reservation(t, cni.ReservationName(name, a))
+	if !ok {
+		t.Fatalf("no reservation of %s", a)
+	}
+	if err := k8s.Delete(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	back := &wbv1.OverlappingRangeIPReservation{}
+	back.Name, back.Namespace, back.Spec = o.Name, o.Namespace, o.Spec
+	if err := k8s.Create(ctx, back); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runPlugin("DEL", conf, id, node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id); err != nil {
+		t.Fatal(err)
+	}
+	poolEntry(t, pool, slice, a, "")
+	eventually(t, func() error {
+		if o, ok := reservation(t, cni.ReservationName(name, a)); ok {
+			return fmt.Errorf("the put-back reservation of %s (%s) is left after the DEL", a, o.UID)
+		}
+		return nil
+	})
+	recordGone(t, netDir(t, node, name), id)
+	flusherGone(t, netDir(t, node, name))
 }

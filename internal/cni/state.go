@@ -17,6 +17,7 @@ limitations under the License.
 package cni
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -43,6 +44,17 @@ type record struct {
 	Network string  `json:"network,omitempty"`
 	Claim   string  `json:"claim,omitempty"`
 	Entries []entry `json:"entries,omitempty"`
+	// Gen tells this life of the attachment (from its ADD to its release) from a later one of
+	// the same container and interface: a release carried out behind the node's lock, by the
+	// flusher, must finish only its own (records of older versions have none).
+	Gen string `json:"gen,omitempty"`
+}
+
+// newGen is a fresh record's Gen.
+func newGen() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // entry is one address of an attachment: its pool and its reservation.
@@ -51,6 +63,10 @@ type entry struct {
 	Range       string `json:"range"`
 	Address     string `json:"address"`
 	Reservation string `json:"reservation"`
+	// ReservationUID is the UID of the reservation this attachment created (or found its own):
+	// a release behind the node's lock deletes that object only, never a later holder's of
+	// the same name, which may be this very container and interface again.
+	ReservationUID string `json:"reservationUID,omitempty"`
 	// Pending: reserved and handed out, not yet in the pool (the flusher writes it).
 	Pending bool `json:"pending,omitempty"`
 	// Flushing: a flusher is writing it now; DEL waits for it while that flusher lives.
