@@ -339,16 +339,19 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 				continue
 			}
 			e.Flushing, changed = false, true
-			switch id := e.Pool + "/" + e.Address; {
-			case res.written[id]:
-				e.Pending, e.Tried, e.Tries, e.RetryAt = false, false, 0, time.Time{}
-			default:
-				// Refused (held by a live attachment), or an answer that proves nothing:
-				// then it may be in the pool, and DEL must take it out.
-				e.Tried = e.Tried || !res.refused[id]
-				e.Tries++
-				e.RetryAt = time.Now().Add(flushBackoff(e.Tries))
+			id := e.Pool + "/" + e.Address
+			if res.written[id] {
+				e.Pending, e.Tried, e.Tries, e.RetryAt, e.Refused = false, false, 0, time.Time{}, ""
+				continue
 			}
+			// Refused for certain (the offset held by a live attachment, the apiserver's
+			// admission or validation): CHECK says so until a write lands. Else an answer
+			// that proves nothing: then it may be in the pool, and DEL must take it out.
+			why, refused := res.refused[id]
+			e.Refused = why
+			e.Tried = e.Tried || !refused
+			e.Tries++
+			e.RetryAt = time.Now().Add(flushBackoff(e.Tries))
 		}
 		if changed {
 			errs = append(errs, c.st.save(cur))
@@ -383,44 +386,34 @@ func joinKeys(a, b map[string][]flushItem) map[string]bool {
 
 // flushResult is what a flush did, by pool/address.
 type flushResult struct {
-	// written: the add landed (or the entry was already this attachment's); refused: the
-	// offset is held by another live attachment.
-	written, refused map[string]bool
+	// written: the add landed (or the entry was already this attachment's).
+	written map[string]bool
+	// refused: the add did not land, for certain, and why: the offset is held by another
+	// live attachment, or the apiserver turned the write down (see refusedForGood).
+	refused map[string]string
 	// removed: the entry is no longer this attachment's in the pool; held: another holder
 	// has the offset now (its reservation is not this attachment's to delete).
 	removed, held map[string]bool
 }
 
 func newFlushResult() *flushResult {
-	return &flushResult{written: map[string]bool{}, refused: map[string]bool{}, removed: map[string]bool{}, held: map[string]bool{}}
+	return &flushResult{written: map[string]bool{}, refused: map[string]string{}, removed: map[string]bool{}, held: map[string]bool{}}
 }
 
 // writePool writes one pool's adds and removals in one patch (creating the pool if need be),
 // each add tested free and each removal tested to be its attachment's; if the patch is
-// refused, one by one, so one taken offset fails alone.
+// refused, one by one, so one taken offset or one entry the apiserver turns down fails alone.
 func (c *call) writePool(ctx context.Context, pool string, adds, removes []flushItem, res *flushResult) error {
-	type kv struct {
-		key   string
-		alloc wbv1.IPAllocation
-		id    string
-		resv  string
-	}
-	var all, rm []kv
+	var all, rm []poolWrite
 	for _, it := range adds {
-		key, _, ok := it.entry.key()
-		if !ok {
-			continue
+		if w, ok := writeOf(pool, it); ok {
+			all = append(all, w)
 		}
-		all = append(all, kv{key: key, id: pool + "/" + it.entry.Address, resv: it.entry.Reservation,
-			alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}})
 	}
 	for _, it := range removes {
-		key, _, ok := it.entry.key()
-		if !ok {
-			continue
+		if w, ok := writeOf(pool, it); ok {
+			rm = append(rm, w)
 		}
-		rm = append(rm, kv{key: key, id: pool + "/" + it.entry.Address,
-			alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}})
 	}
 	ops := make([]patchOp, 0, 2*len(all)+3*len(rm))
 	for _, x := range all {
@@ -439,17 +432,9 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 		}
 		rm, err = nil, nil
 		if len(all) > 0 {
-			pr, perr := netip.ParsePrefix(adds[0].entry.Range)
+			np, perr := newPool(pool, c.kube.namespace, all)
 			if perr != nil {
 				return perr
-			}
-			np := &wbv1.IPPool{
-				TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "IPPool"},
-				ObjectMeta: metav1.ObjectMeta{Name: pool, Namespace: c.kube.namespace},
-				Spec:       wbv1.IPPoolSpec{Range: pr.Masked().String(), Allocations: map[string]wbv1.IPAllocation{}},
-			}
-			for _, x := range all {
-				np.Spec.Allocations[x.key] = x.alloc
 			}
 			if err = c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil); apierrors.IsAlreadyExists(err) {
 				err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops[:2*len(all)])
@@ -465,7 +450,13 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 		}
 		return nil
 	}
-	if !apierrors.IsInvalid(err) {
+	if refusedForGood(err) {
+		// None of it landed. Each entry is tried alone below and keeps this reason only
+		// if it is turned down alone too.
+		for _, x := range all {
+			res.refused[x.id] = err.Error()
+		}
+	} else if !apierrors.IsInvalid(err) {
 		return fmt.Errorf("writing IPPool %s: %w", pool, err)
 	}
 	// One by one: an entry already there and this attachment's counts as written.
@@ -495,6 +486,7 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 	}
 	for _, x := range all {
 		if a, ok := allocationOf(cur, x.key); ok {
+			delete(res.refused, x.id)
 			switch {
 			case a.ContainerID == x.alloc.ContainerID && a.IfName == x.alloc.IfName:
 				res.written[x.id] = true
@@ -511,20 +503,80 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 					errs = append(errs, fmt.Errorf("IPPool %s: taking over offset %s left by %s: %w", pool, x.key, a.PodRef, err))
 				}
 			default:
-				res.refused[x.id] = true
-				errs = append(errs, fmt.Errorf("IPPool %s: offset %s is held by %s, not %s", pool, x.key, a.PodRef, x.alloc.PodRef))
+				why := fmt.Sprintf("IPPool %s: offset %s is held by %s, not %s", pool, x.key, a.PodRef, x.alloc.PodRef)
+				res.refused[x.id] = why
+				errs = append(errs, errors.New(why))
 			}
 			continue
 		}
-		err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
-			{Op: "test", Path: allocPath(x.key), Value: nil}, {Op: "add", Path: allocPath(x.key), Value: x.alloc}})
-		if err == nil {
+		err := c.addOne(ctx, pool, x)
+		switch {
+		case err == nil:
 			res.written[x.id] = true
-		} else {
-			errs = append(errs, err)
+			delete(res.refused, x.id)
+		case refusedForGood(err):
+			res.refused[x.id] = err.Error()
+			errs = append(errs, fmt.Errorf("IPPool %s: offset %s of %s: %w", pool, x.key, x.alloc.PodRef, err))
+		default:
+			delete(res.refused, x.id)
+			errs = append(errs, fmt.Errorf("IPPool %s: offset %s of %s: %w", pool, x.key, x.alloc.PodRef, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// poolWrite is one entry of a pool write: its allocations key, what is written there, its
+// pool/address id and its reservation's name.
+type poolWrite struct {
+	key   string
+	alloc wbv1.IPAllocation
+	id    string
+	resv  string
+	rng   string
+}
+
+func writeOf(pool string, it flushItem) (poolWrite, bool) {
+	key, _, ok := it.entry.key()
+	if !ok {
+		return poolWrite{}, false
+	}
+	return poolWrite{key: key, id: pool + "/" + it.entry.Address, resv: it.entry.Reservation, rng: it.entry.Range,
+		alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}}, true
+}
+
+// newPool is pool holding ws, its range theirs.
+func newPool(pool, namespace string, ws []poolWrite) (*wbv1.IPPool, error) {
+	pr, err := netip.ParsePrefix(ws[0].rng)
+	if err != nil {
+		return nil, err
+	}
+	np := &wbv1.IPPool{
+		TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "IPPool"},
+		ObjectMeta: metav1.ObjectMeta{Name: pool, Namespace: namespace},
+		Spec:       wbv1.IPPoolSpec{Range: pr.Masked().String(), Allocations: map[string]wbv1.IPAllocation{}},
+	}
+	for _, x := range ws {
+		np.Spec.Allocations[x.key] = x.alloc
+	}
+	return np, nil
+}
+
+// addOne writes one entry where the offset was free, creating the pool with it if it is
+// missing.
+func (c *call) addOne(ctx context.Context, pool string, x poolWrite) error {
+	ops := []patchOp{{Op: "test", Path: allocPath(x.key), Value: nil}, {Op: "add", Path: allocPath(x.key), Value: x.alloc}}
+	err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	np, err := newPool(pool, c.kube.namespace, []poolWrite{x})
+	if err != nil {
+		return err
+	}
+	if err := c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil); !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
 }
 
 func allocationOf(p *wbv1.IPPool, key string) (wbv1.IPAllocation, bool) {

@@ -85,6 +85,11 @@ type entry struct {
 	// of a GET and a PATCH on every pass.
 	Tries   int       `json:"tries,omitempty"`
 	RetryAt time.Time `json:"retryAt,omitzero"`
+	// Refused is why the last write of a pending entry was turned down for certain (its
+	// offset held by another attachment, the apiserver's admission or validation): the
+	// attachment is not in its pool, and CHECK says so. An answer that proves nothing
+	// clears it.
+	Refused string `json:"refused,omitempty"`
 }
 
 // key is the entry's spec.allocations key in its pool, with its address; ok is false when
