@@ -271,14 +271,14 @@ func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bo
 		if e.Pool != t.pool || err != nil {
 			continue
 		}
-		uid, err := c.reserve(ctx, addr)
+		ref, err := c.reserve(ctx, addr)
 		if errors.Is(err, errTaken) {
 			c.forget(rec, addr)
 			return netip.Addr{}, false, c.st.save(rec)
 		} else if err != nil {
 			return netip.Addr{}, false, err
 		}
-		rec.Entries[i].ReservationUID = uid
+		rec.Entries[i].ReservationUID, rec.Entries[i].ReservationVersion = ref.uid, ref.rv
 		if c.deferred() {
 			return addr, true, c.markPending(rec, addr)
 		}
@@ -348,8 +348,8 @@ var errTaken = errors.New("held by another reservation")
 // against everyone else. The lock is held again when it returns.
 func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr netip.Addr) error {
 	if !c.deferred() {
-		uid, err := c.reserve(ctx, addr)
-		noteReservation(rec, t.pool, addr, uid)
+		ref, err := c.reserve(ctx, addr)
+		noteReservation(rec, t.pool, addr, ref)
 		return err
 	}
 	c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
@@ -367,8 +367,8 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 		return err
 	}
 	c.st.Unlock()
-	uid, err := c.reserve(ctx, addr)
-	noteReservation(rec, t.pool, addr, uid)
+	ref, err := c.reserve(ctx, addr)
+	noteReservation(rec, t.pool, addr, ref)
 	if lerr := c.st.Lock(); lerr != nil {
 		return errors.Join(err, lerr)
 	}
@@ -384,25 +384,29 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 	return err
 }
 
-// noteReservation records in rec the UID of addr's reservation, once it is the attachment's.
-func noteReservation(rec *record, pool string, addr netip.Addr, uid string) {
-	if uid == "" {
+// reservationRef is the reservation object an ADD made or found its attachment's, as it
+// then was: what a release written behind deletes, and nothing else.
+type reservationRef struct{ uid, rv string }
+
+// noteReservation records in rec addr's reservation, once it is the attachment's.
+func noteReservation(rec *record, pool string, addr netip.Addr, ref reservationRef) {
+	if ref.uid == "" {
 		return
 	}
 	for i := range rec.Entries {
 		if e := &rec.Entries[i]; e.Pool == pool && e.Address == addr.String() {
-			e.ReservationUID = uid
+			e.ReservationUID, e.ReservationVersion = ref.uid, ref.rv
 		}
 	}
 }
 
-// reserve creates addr's OverlappingRangeIPReservation and returns its UID. errTaken means
+// reserve creates addr's OverlappingRangeIPReservation and returns it. errTaken means
 // someone else's exists; an uncertain create that landed is recognised as ours on the retry.
-func (c *call) reserve(ctx context.Context, addr netip.Addr) (string, error) {
+func (c *call) reserve(ctx context.Context, addr netip.Addr) (reservationRef, error) {
 	if !c.cfg.OverlappingRanges {
 		// As whereabouts with enable_overlapping_ranges: false: no reservation; the pool
 		// entry, written before the ADD answers (deferred is off), is the lock.
-		return "", nil
+		return reservationRef{}, nil
 	}
 	name := ReservationName(c.cfg.PoolNetwork(), addr)
 	orip := &wbv1.OverlappingRangeIPReservation{
@@ -414,22 +418,22 @@ func (c *call) reserve(ctx context.Context, addr netip.Addr) (string, error) {
 	err := c.kube.create(ctx, c.kube.wbPath("overlappingrangeipreservations", ""), orip, made)
 	if !apierrors.IsAlreadyExists(err) {
 		if err != nil {
-			return "", fmt.Errorf("reserving %s: %w", addr, err)
+			return reservationRef{}, fmt.Errorf("reserving %s: %w", addr, err)
 		}
-		return string(made.UID), nil
+		return reservationRef{uid: string(made.UID), rv: made.ResourceVersion}, nil
 	}
 	cur := &wbv1.OverlappingRangeIPReservation{}
 	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Released between our create and read: try the address again later.
-			return "", fmt.Errorf("%w: %s was released meanwhile", errTaken, name)
+			return reservationRef{}, fmt.Errorf("%w: %s was released meanwhile", errTaken, name)
 		}
-		return "", fmt.Errorf("reading reservation %s: %w", name, err)
+		return reservationRef{}, fmt.Errorf("reading reservation %s: %w", name, err)
 	}
 	if c.ownsReservation(cur) {
-		return string(cur.UID), nil
+		return reservationRef{uid: string(cur.UID), rv: cur.ResourceVersion}, nil
 	}
-	return "", fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
+	return reservationRef{}, fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
 }
 
 // ownsReservation says whether a reservation is this attachment's. whereabouts v0.9.4 writes
@@ -446,22 +450,31 @@ func (c *call) unreserve(ctx context.Context, addr netip.Addr) error {
 	return c.unreserveName(ctx, ReservationName(c.cfg.PoolNetwork(), addr))
 }
 
+// unreserveName deletes reservation name if it is this attachment's: read, then deleted
+// only as it was read (UID and resourceVersion), so that one changed to another holder
+// meanwhile stays; one changed otherwise is read again.
 func (c *call) unreserveName(ctx context.Context, name string) error {
-	cur := &wbv1.OverlappingRangeIPReservation{}
-	err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur)
-	if apierrors.IsNotFound(err) {
-		return nil
+	for range 5 {
+		cur := &wbv1.OverlappingRangeIPReservation{}
+		err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading reservation %s: %w", name, err)
+		}
+		if !c.ownsReservation(cur) {
+			return nil
+		}
+		err = c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", name), string(cur.UID), cur.ResourceVersion)
+		if !apierrors.IsConflict(err) {
+			if err != nil {
+				return fmt.Errorf("releasing reservation %s: %w", name, err)
+			}
+			return nil
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("reading reservation %s: %w", name, err)
-	}
-	if !c.ownsReservation(cur) {
-		return nil
-	}
-	if err := c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", name), string(cur.UID)); err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("releasing reservation %s: %w", name, err)
-	}
-	return nil
+	return fmt.Errorf("releasing reservation %s: it kept changing under 5 reads", name)
 }
 
 func lastAddr(p netip.Prefix) netip.Addr {

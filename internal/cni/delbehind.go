@@ -74,9 +74,10 @@ func (c *call) releaseBehind(rec *record) (bool, error) {
 // meanwhile GC or an ADD that found the slice full may have released the attachment
 // themselves, and an ADD of the same container and interface reserved the same address
 // again: the reservation's name and holder are then the same as the released one's. So it
-// deletes only the object the attachment created (its UID, recorded by the ADD); what it
-// cannot delete so (no UID recorded, or another object there now: a later ADD's, or one
-// put back for this attachment) it returns, for checkReleased under the lock.
+// deletes only the object the attachment's ADD created, as it was then (its UID and
+// resourceVersion, recorded by the ADD); what it cannot delete so (nothing recorded, another
+// object there now, a later ADD's or one put back for this attachment, or the same one
+// changed since) it returns, for checkReleased under the lock.
 func (c *call) unreserveReleased(ctx context.Context, r *record, res *flushResult) (unsure []string, err error) {
 	var errs []error
 	for _, e := range r.Entries {
@@ -93,7 +94,7 @@ func (c *call) unreserveReleased(ctx context.Context, r *record, res *flushResul
 			unsure = append(unsure, name)
 			continue
 		}
-		err = c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", name), e.ReservationUID)
+		err = c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", name), e.ReservationUID, e.ReservationVersion)
 		switch {
 		case apierrors.IsConflict(err):
 			unsure = append(unsure, name)

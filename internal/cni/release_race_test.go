@@ -115,3 +115,36 @@ func TestReleaseDeletesAPutBackReservation(t *testing.T) {
 	recordGone(t, netDir(t, node, name), id)
 	flusherGone(t, netDir(t, node, name))
 }
+
+// TestReleaseKeepsAReservationGivenToAnotherHolder: the object the ADD created, rewritten in
+// place to name another holder, is that holder's now: the DEL written behind leaves it.
+func TestReleaseKeepsAReservationGivenToAnotherHolder(t *testing.T) {
+	const name, node, id = "handedon", "node-g", "c-handed-on"
+	ctx := context.Background()
+	slicePool(t, name, "10.83.2.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.83.2.16/28"})
+	slice, pool := netip.MustParsePrefix("10.83.2.16/28"), name+"-"+node+"-10.83.2.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.83.2.0/24","node_slice_size":"/28"`)
+	a := addProcess(t, conf, node, id)
+	poolEntry(t, pool, slice, a, id)
+	o, ok := reservation(t, cni.ReservationName(name, a))
+	if !ok {
+		t.Fatalf("no reservation of %s", a)
+	}
+	o.Spec = wbv1.OverlappingRangeIPReservationSpec{ContainerID: "c-other", PodRef: "tenant/other", IfName: "net1"}
+	if err := k8s.Update(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runPlugin("DEL", conf, id, node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id); err != nil {
+		t.Fatal(err)
+	}
+	poolEntry(t, pool, slice, a, "")
+	dir := netDir(t, node, name)
+	recordGone(t, dir, id)
+	flusherGone(t, dir)
+	if got, ok := reservation(t, cni.ReservationName(name, a)); !ok || got.Spec.ContainerID != "c-other" {
+		t.Errorf("the DEL deleted the reservation of %s it had handed on to another holder: %v %+v", a, ok, got)
+	}
+	if err := k8s.Delete(ctx, o); err != nil {
+		t.Error(err)
+	}
+}

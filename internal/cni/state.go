@@ -63,10 +63,12 @@ type entry struct {
 	Range       string `json:"range"`
 	Address     string `json:"address"`
 	Reservation string `json:"reservation"`
-	// ReservationUID is the UID of the reservation this attachment created (or found its own):
-	// a release behind the node's lock deletes that object only, never a later holder's of
-	// the same name, which may be this very container and interface again.
-	ReservationUID string `json:"reservationUID,omitempty"`
+	// ReservationUID and ReservationVersion are the reservation object this attachment's ADD
+	// created (or found its own), as it then was: a release behind the node's lock deletes
+	// that object only, never a later holder's of the same name, which may be this very
+	// container and interface again.
+	ReservationUID     string `json:"reservationUID,omitempty"`
+	ReservationVersion string `json:"reservationVersion,omitempty"`
 	// Pending: reserved and handed out, not yet in the pool (the flusher writes it).
 	Pending bool `json:"pending,omitempty"`
 	// Flushing: a flusher is writing it now; DEL waits for it while that flusher lives.
