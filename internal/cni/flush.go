@@ -526,7 +526,7 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 }
 
 // poolWrite is one entry of a pool write: its allocations key, what is written there, its
-// pool/address id and its reservation's name.
+// pool/address id, its reservation's name and its pool's range.
 type poolWrite struct {
 	key   string
 	alloc wbv1.IPAllocation
