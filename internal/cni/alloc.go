@@ -378,9 +378,18 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 	if lerr != nil {
 		return errors.Join(err, lerr)
 	}
-	if cur == nil || !slices.ContainsFunc(cur.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool }) {
+	if cur == nil || cur.Gen != rec.Gen || !slices.ContainsFunc(cur.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool }) {
 		return errors.Join(err, fmt.Errorf("network %q: the attachment was released while %s was being reserved", c.cfg.Name, addr))
 	}
+	// A DEL that came meanwhile marked the record released and has answered: the caller
+	// must not save its own copy over that (nothing would release the address again), and
+	// the ADD fails (its rollback frees what it holds).
+	if releasing(cur) {
+		return errors.Join(err, fmt.Errorf("network %q: the attachment was deleted while %s was being reserved", c.cfg.Name, addr))
+	}
+	// The caller saves rec next: it carries on from the record as it is now.
+	*rec = *cur
+	noteReservation(rec, t.pool, addr, ref)
 	return err
 }
 
