@@ -44,8 +44,11 @@ func refusedForGood(err error) bool {
 }
 
 // patchTestFailed says whether st is the apiserver's answer to a JSON patch it could not
-// apply (a "test" operation that failed): 422 naming no object and no field. A refusal by
-// validation or by an admission policy, also 422, names the object, the field, or both.
+// apply (a "test" operation that failed): 422, reason Invalid, with details that name no
+// object and no field. A refusal by validation or by an admission policy, also 422, names
+// the object, the field, or both; an admission webhook's 422 carries what the webhook wrote,
+// most often no reason and no details at all.
 func patchTestFailed(st metav1.Status) bool {
-	return st.Code == http.StatusUnprocessableEntity && (st.Details == nil || st.Details.Kind == "" && len(st.Details.Causes) == 0)
+	return st.Code == http.StatusUnprocessableEntity && st.Reason == metav1.StatusReasonInvalid &&
+		st.Details != nil && st.Details.Kind == "" && len(st.Details.Causes) == 0
 }
