@@ -368,29 +368,35 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 	}
 	c.st.Unlock()
 	ref, err := c.reserve(ctx, addr)
-	noteReservation(rec, t.pool, addr, ref)
 	if lerr := c.st.Lock(); lerr != nil {
-		return errors.Join(err, lerr)
+		return fmt.Errorf("%w%s", lerr, also(err))
 	}
-	// A GC that released the attachment meanwhile took its record: the ADD fails (its
-	// rollback frees the reservation) rather than bring the record back.
 	cur, lerr := c.st.load(rec.ContainerID, rec.IfName)
 	if lerr != nil {
-		return errors.Join(err, lerr)
+		return fmt.Errorf("%w%s", lerr, also(err))
 	}
+	// Released meanwhile (GC took the record), or marked released by a DEL that has
+	// answered: the caller must not save its own copy over that (nothing would release the
+	// attachment again), so the ADD fails, its rollback freeing what it holds. The error
+	// does not wrap errTaken, which would send the caller on to the next address.
 	if cur == nil || cur.Gen != rec.Gen || !slices.ContainsFunc(cur.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool }) {
-		return errors.Join(err, fmt.Errorf("network %q: the attachment was released while %s was being reserved", c.cfg.Name, addr))
+		return fmt.Errorf("network %q: the attachment was released while %s was being reserved%s", c.cfg.Name, addr, also(err))
 	}
-	// A DEL that came meanwhile marked the record released and has answered: the caller
-	// must not save its own copy over that (nothing would release the address again), and
-	// the ADD fails (its rollback frees what it holds).
 	if releasing(cur) {
-		return errors.Join(err, fmt.Errorf("network %q: the attachment was deleted while %s was being reserved", c.cfg.Name, addr))
+		return fmt.Errorf("network %q: the attachment was deleted while %s was being reserved%s", c.cfg.Name, addr, also(err))
 	}
 	// The caller saves rec next: it carries on from the record as it is now.
 	*rec = *cur
 	noteReservation(rec, t.pool, addr, ref)
 	return err
+}
+
+// also is err as the tail of another error's message, without wrapping it.
+func also(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (" + err.Error() + ")"
 }
 
 // reservationRef is the reservation object an ADD made or found its attachment's, as it

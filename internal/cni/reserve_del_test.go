@@ -17,6 +17,8 @@ limitations under the License.
 package cni_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"os"
@@ -34,14 +36,26 @@ import (
 // TestDelWhileTheAddReservesIsKept: an ADD lets go of the node lock while it creates its
 // reservation; a DEL of the same attachment comes then (the runtime gave up on the ADD) and
 // marks the record released. The ADD, going on, must not write its older copy of the record
-// back over the DEL's: the DEL answered, and nothing would release the address again. A
-// flusher of the node is busy meanwhile (the test holds the flusher lock in its place), so
-// the DEL starts none and the release waits for it.
+// back over the DEL's, whether its reservation landed or the address turned out another
+// holder's (the ADD would then go on to the next address): the DEL answered, and nothing
+// would release the attachment again. A flusher of the node is busy meanwhile (the test
+// holds the flusher lock in its place), so the DEL starts none and the release waits for it.
 func TestDelWhileTheAddReservesIsKept(t *testing.T) {
-	const name, node, id = "resvdel", "node-rd", "c-resv-del"
-	slicePool(t, name, "10.83.3.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.83.3.16/28"})
-	slice, pool := netip.MustParsePrefix("10.83.3.16/28"), name+"-"+node+"-10.83.3.16-28"
-	conf := netConf("1.1.0", name, `"range":"10.83.3.0/24","node_slice_size":"/28"`)
+	for i, taken := range []bool{false, true} {
+		t.Run(fmt.Sprintf("taken=%v", taken), func(t *testing.T) {
+			delWhileReserving(t, fmt.Sprintf("resvdel%d", i), fmt.Sprintf("10.83.%d", 3+i), taken)
+		})
+	}
+}
+
+// delWhileReserving runs TestDelWhileTheAddReservesIsKept on network name, in the /24 net
+// (three octets); taken: someone else reserves the ADD's address while it waits.
+func delWhileReserving(t *testing.T, name, net string, taken bool) {
+	const node, id = "node-rd", "c-resv-del"
+	ctx := context.Background()
+	slicePool(t, name, net+".0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: net + ".16/28"})
+	slice, pool := netip.MustParsePrefix(net+".16/28"), name+"-"+node+"-"+net+".16-28"
+	conf := netConf("1.1.0", name, `"range":"`+net+`.0/24","node_slice_size":"/28"`)
 	podArgs := "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id
 	// Another pod first: the node's directory, its pool and its flusher's configuration.
 	other := addProcess(t, conf, node, "c-resv-other")
@@ -69,6 +83,16 @@ func TestDelWhileTheAddReservesIsKept(t *testing.T) {
 		added <- answer{out, err}
 	}()
 	g.waitHeld(t)
+	if taken {
+		// The address after the other pod's, the one the ADD is reserving.
+		o := &wbv1.OverlappingRangeIPReservation{}
+		o.Name, o.Namespace = cni.ReservationName(name, other.Next()), poolNS
+		o.Spec = wbv1.OverlappingRangeIPReservationSpec{ContainerID: "c-resv-taker", PodRef: "tenant/c-resv-taker", IfName: "net1"}
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k8s.Delete(ctx, o) })
+	}
 	if _, err := runPlugin("DEL", conf, id, node, podArgs); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +118,7 @@ func TestDelWhileTheAddReservesIsKept(t *testing.T) {
 			t.Errorf("the deleted attachment holds offset %s of IPPool %s", k, pool)
 		}
 	}
-	for _, addr := range []netip.Addr{slice.Addr().Next(), slice.Addr().Next().Next()} {
+	for addr := slice.Addr().Next(); slice.Contains(addr); addr = addr.Next() {
 		if o, ok := reservation(t, cni.ReservationName(name, addr)); ok && o.Spec.ContainerID == id {
 			t.Errorf("the deleted attachment still holds the reservation of %s", addr)
 		}
