@@ -61,6 +61,12 @@ func Check(args *skel.CmdArgs) error {
 	}
 	defer c.st.Unlock()
 	rec, err := c.st.load(c.containerID, c.ifName)
+	if err == nil && rec == nil && c.legacy != nil {
+		// Added before the upgrade: its record is where that version wrote it (legacy.go).
+		// Read without the old directory's lock: CHECK writes nothing, and a record is
+		// replaced whole (state.save).
+		rec, err = c.legacy.load(c.containerID, c.ifName)
+	}
 	if err != nil {
 		return err
 	}
