@@ -531,7 +531,9 @@ func (c *call) record(ctx context.Context, t target, exists bool, addr netip.Add
 			if err == nil {
 				return true, nil
 			}
-			if !apierrors.IsInvalid(err) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			// A refusal (admission, validation) is no offset taken meanwhile: written again
+			// it is refused again, until the timeout.
+			if refusedForGood(err) || !apierrors.IsInvalid(err) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				return false, fmt.Errorf("recording %s in IPPool %s: %w", addr, t.pool, err)
 			}
 		}
@@ -546,11 +548,15 @@ func (c *call) record(ctx context.Context, t target, exists bool, addr netip.Add
 			}
 			if cur.Spec.Allocations == nil {
 				// A pool written without its allocations map takes the whole map in one add.
-				if err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
+				err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
 					{Op: "test", Path: "/metadata/resourceVersion", Value: cur.ResourceVersion},
 					{Op: "add", Path: "/spec/allocations", Value: map[string]wbv1.IPAllocation{key: alloc}},
-				}); err == nil {
+				})
+				if err == nil {
 					return true, nil
+				}
+				if refusedForGood(err) {
+					return false, fmt.Errorf("recording %s in IPPool %s: %w", addr, t.pool, err)
 				}
 				continue
 			}
