@@ -149,7 +149,7 @@ func TestDelKeepsWhatARefusedRemovalLeaves(t *testing.T) {
 		t.Errorf("the DEL dropped its record with the entry and the reservation left: %v", recs)
 	}
 	lift()
-	eventually(t, func() error { return pinned.del() })
+	eventually(t, pinned.del)
 	if got := ippool(t, pool).Spec.Allocations; len(got) != 0 {
 		t.Errorf("the pool still holds %v", got)
 	}
