@@ -80,17 +80,23 @@ func refuseByWebhook(t *testing.T) func() {
 	if err := k8s.Create(ctx, hook); err != nil {
 		t.Fatal(err)
 	}
+	probe := func() error {
+		p := &wbv1.IPPool{}
+		p.Name, p.Namespace = "webhook-probe", poolNS
+		p.Spec = wbv1.IPPoolSpec{Range: "10.80.254.0/24", Allocations: map[string]wbv1.IPAllocation{"1": {ContainerID: "c", PodRef: "tenant/c-wh-refused", IfName: "net1"}}}
+		return k8s.Create(ctx, p, client.DryRunAll)
+	}
+	// Lifted once the apiserver calls the webhook no more: the tests after this one must
+	// not meet its server closed (the failure policy would turn their writes down).
 	lift := func() {
 		if err := client.IgnoreNotFound(k8s.Delete(ctx, hook)); err != nil {
 			t.Error(err)
 		}
+		eventually(t, probe)
 	}
 	t.Cleanup(lift)
 	eventually(t, func() error {
-		probe := &wbv1.IPPool{}
-		probe.Name, probe.Namespace = "webhook-probe", poolNS
-		probe.Spec = wbv1.IPPoolSpec{Range: "10.80.254.0/24", Allocations: map[string]wbv1.IPAllocation{"1": {ContainerID: "c", PodRef: "tenant/c-wh-refused", IfName: "net1"}}}
-		err := k8s.Create(ctx, probe, client.DryRunAll)
+		err := probe()
 		if err == nil {
 			return errors.New("the webhook is not in force yet")
 		}
