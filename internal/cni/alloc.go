@@ -266,17 +266,19 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 // t's pool, if its reservation is still the attachment's (the pool entry is written again
 // where it went missing).
 func (c *call) again(ctx context.Context, t target, rec *record) (netip.Addr, bool, error) {
-	for _, e := range rec.Entries {
+	for i, e := range rec.Entries {
 		addr, err := netip.ParseAddr(e.Address)
 		if e.Pool != t.pool || err != nil {
 			continue
 		}
-		if err := c.reserve(ctx, addr); errors.Is(err, errTaken) {
+		ref, err := c.reserve(ctx, addr)
+		if errors.Is(err, errTaken) {
 			c.forget(rec, addr)
 			return netip.Addr{}, false, c.st.save(rec)
 		} else if err != nil {
 			return netip.Addr{}, false, err
 		}
+		rec.Entries[i].ReservationUID, rec.Entries[i].ReservationVersion = ref.uid, ref.rv
 		if c.deferred() {
 			return addr, true, c.markPending(rec, addr)
 		}
@@ -346,7 +348,9 @@ var errTaken = errors.New("held by another reservation")
 // against everyone else. The lock is held again when it returns.
 func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr netip.Addr) error {
 	if !c.deferred() {
-		return c.reserve(ctx, addr)
+		ref, err := c.reserve(ctx, addr)
+		noteReservation(rec, t.pool, addr, ref)
+		return err
 	}
 	c.noteCached(t.pool, t.poolRange.String(), Offset(t.poolRange, addr), true)
 	i := slices.IndexFunc(rec.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool })
@@ -363,29 +367,61 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 		return err
 	}
 	c.st.Unlock()
-	err := c.reserve(ctx, addr)
+	ref, err := c.reserve(ctx, addr)
 	if lerr := c.st.Lock(); lerr != nil {
-		return errors.Join(err, lerr)
+		return fmt.Errorf("%w%s", lerr, also(err))
 	}
-	// A GC that released the attachment meanwhile took its record: the ADD fails (its
-	// rollback frees the reservation) rather than bring the record back.
 	cur, lerr := c.st.load(rec.ContainerID, rec.IfName)
 	if lerr != nil {
-		return errors.Join(err, lerr)
+		return fmt.Errorf("%w%s", lerr, also(err))
 	}
-	if cur == nil || !slices.ContainsFunc(cur.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool }) {
-		return errors.Join(err, fmt.Errorf("network %q: the attachment was released while %s was being reserved", c.cfg.Name, addr))
+	// Released meanwhile (GC took the record), or marked released by a DEL that has
+	// answered: the caller must not save its own copy over that (nothing would release the
+	// attachment again), so the ADD fails, its rollback freeing what it holds. The error
+	// does not wrap errTaken, which would send the caller on to the next address.
+	if cur == nil || cur.Gen != rec.Gen || !slices.ContainsFunc(cur.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool }) {
+		return fmt.Errorf("network %q: the attachment was released while %s was being reserved%s", c.cfg.Name, addr, also(err))
 	}
+	if releasing(cur) {
+		return fmt.Errorf("network %q: the attachment was deleted while %s was being reserved%s", c.cfg.Name, addr, also(err))
+	}
+	// The caller saves rec next: it carries on from the record as it is now.
+	*rec = *cur
+	noteReservation(rec, t.pool, addr, ref)
 	return err
 }
 
-// reserve creates addr's OverlappingRangeIPReservation. errTaken means someone else's
-// exists; an uncertain create that landed is recognised as ours on the retry.
-func (c *call) reserve(ctx context.Context, addr netip.Addr) error {
+// also is err as the tail of another error's message, without wrapping it.
+func also(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (" + err.Error() + ")"
+}
+
+// reservationRef is the reservation object an ADD made or found its attachment's, as it
+// then was: what a release written behind deletes, and nothing else.
+type reservationRef struct{ uid, rv string }
+
+// noteReservation records in rec addr's reservation, once it is the attachment's.
+func noteReservation(rec *record, pool string, addr netip.Addr, ref reservationRef) {
+	if ref.uid == "" {
+		return
+	}
+	for i := range rec.Entries {
+		if e := &rec.Entries[i]; e.Pool == pool && e.Address == addr.String() {
+			e.ReservationUID, e.ReservationVersion = ref.uid, ref.rv
+		}
+	}
+}
+
+// reserve creates addr's OverlappingRangeIPReservation and returns it. errTaken means
+// someone else's exists; an uncertain create that landed is recognised as ours on the retry.
+func (c *call) reserve(ctx context.Context, addr netip.Addr) (reservationRef, error) {
 	if !c.cfg.OverlappingRanges {
 		// As whereabouts with enable_overlapping_ranges: false: no reservation; the pool
 		// entry, written before the ADD answers (deferred is off), is the lock.
-		return nil
+		return reservationRef{}, nil
 	}
 	name := ReservationName(c.cfg.PoolNetwork(), addr)
 	orip := &wbv1.OverlappingRangeIPReservation{
@@ -393,25 +429,26 @@ func (c *call) reserve(ctx context.Context, addr netip.Addr) error {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.kube.namespace},
 		Spec:       wbv1.OverlappingRangeIPReservationSpec{ContainerID: c.containerID, PodRef: c.podRef(), IfName: c.ifName},
 	}
-	err := c.kube.create(ctx, c.kube.wbPath("overlappingrangeipreservations", ""), orip, nil)
+	made := &metav1.PartialObjectMetadata{}
+	err := c.kube.create(ctx, c.kube.wbPath("overlappingrangeipreservations", ""), orip, made)
 	if !apierrors.IsAlreadyExists(err) {
 		if err != nil {
-			return fmt.Errorf("reserving %s: %w", addr, err)
+			return reservationRef{}, fmt.Errorf("reserving %s: %w", addr, err)
 		}
-		return nil
+		return reservationRef{uid: string(made.UID), rv: made.ResourceVersion}, nil
 	}
 	cur := &wbv1.OverlappingRangeIPReservation{}
 	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Released between our create and read: try the address again later.
-			return fmt.Errorf("%w: %s was released meanwhile", errTaken, name)
+			return reservationRef{}, fmt.Errorf("%w: %s was released meanwhile", errTaken, name)
 		}
-		return fmt.Errorf("reading reservation %s: %w", name, err)
+		return reservationRef{}, fmt.Errorf("reading reservation %s: %w", name, err)
 	}
 	if c.ownsReservation(cur) {
-		return nil
+		return reservationRef{uid: string(cur.UID), rv: cur.ResourceVersion}, nil
 	}
-	return fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
+	return reservationRef{}, fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
 }
 
 // ownsReservation says whether a reservation is this attachment's. whereabouts v0.9.4 writes
@@ -428,22 +465,31 @@ func (c *call) unreserve(ctx context.Context, addr netip.Addr) error {
 	return c.unreserveName(ctx, ReservationName(c.cfg.PoolNetwork(), addr))
 }
 
+// unreserveName deletes reservation name if it is this attachment's: read, then deleted
+// only as it was read (UID and resourceVersion), so that one changed to another holder
+// meanwhile stays; one changed otherwise is read again.
 func (c *call) unreserveName(ctx context.Context, name string) error {
-	cur := &wbv1.OverlappingRangeIPReservation{}
-	err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur)
-	if apierrors.IsNotFound(err) {
-		return nil
+	for range 5 {
+		cur := &wbv1.OverlappingRangeIPReservation{}
+		err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", name), cur)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading reservation %s: %w", name, err)
+		}
+		if !c.ownsReservation(cur) {
+			return nil
+		}
+		err = c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", name), string(cur.UID), cur.ResourceVersion)
+		if !apierrors.IsConflict(err) {
+			if err != nil {
+				return fmt.Errorf("releasing reservation %s: %w", name, err)
+			}
+			return nil
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("reading reservation %s: %w", name, err)
-	}
-	if !c.ownsReservation(cur) {
-		return nil
-	}
-	if err := c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", name), string(cur.UID)); err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("releasing reservation %s: %w", name, err)
-	}
-	return nil
+	return fmt.Errorf("releasing reservation %s: it kept changing under 5 reads", name)
 }
 
 func lastAddr(p netip.Prefix) netip.Addr {
@@ -485,7 +531,9 @@ func (c *call) record(ctx context.Context, t target, exists bool, addr netip.Add
 			if err == nil {
 				return true, nil
 			}
-			if !apierrors.IsInvalid(err) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			// A refusal (admission, validation) is no offset taken meanwhile: written again
+			// it is refused again, until the timeout.
+			if refusedForGood(err) || !apierrors.IsInvalid(err) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				return false, fmt.Errorf("recording %s in IPPool %s: %w", addr, t.pool, err)
 			}
 		}
@@ -500,11 +548,15 @@ func (c *call) record(ctx context.Context, t target, exists bool, addr netip.Add
 			}
 			if cur.Spec.Allocations == nil {
 				// A pool written without its allocations map takes the whole map in one add.
-				if err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
+				err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
 					{Op: "test", Path: "/metadata/resourceVersion", Value: cur.ResourceVersion},
 					{Op: "add", Path: "/spec/allocations", Value: map[string]wbv1.IPAllocation{key: alloc}},
-				}); err == nil {
+				})
+				if err == nil {
 					return true, nil
+				}
+				if refusedForGood(err) {
+					return false, fmt.Errorf("recording %s in IPPool %s: %w", addr, t.pool, err)
 				}
 				continue
 			}

@@ -181,7 +181,7 @@ func (c *call) addFromClaim(ctx context.Context, name string, sel selection) (*c
 		return nil, err
 	}
 	defer c.st.Unlock()
-	rec := &record{ContainerID: c.containerID, IfName: c.ifName, PodRef: c.podRef(), Claim: c.podNS + "/" + name, Network: c.cfg.Name}
+	rec := &record{ContainerID: c.containerID, IfName: c.ifName, PodRef: c.podRef(), Claim: c.podNS + "/" + name, Network: c.cfg.Name, Gen: newGen()}
 	if err := c.st.save(rec); err != nil {
 		return nil, err
 	}

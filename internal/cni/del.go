@@ -129,7 +129,8 @@ func (c *call) release(ctx context.Context, rec *record) error {
 		case err == nil:
 			free = append(free, a)
 			c.noteCached(e.Pool, e.Range, key, false)
-		case apierrors.IsInvalid(err), apierrors.IsNotFound(err):
+		case apierrors.IsInvalid(err) && !refusedForGood(err), apierrors.IsNotFound(err):
+			// A test that failed; a refusal (admission, validation) is the DEL's error.
 			read[e.Pool] = true
 		default:
 			return fmt.Errorf("freeing %s in IPPool %s: %w", a, e.Pool, err)
@@ -169,8 +170,10 @@ func (c *call) release(ctx context.Context, rec *record) error {
 			case err == nil, apierrors.IsNotFound(err):
 				free = append(free, addr)
 				c.noteCached(name, pool.Spec.Range, key, false)
-			case apierrors.IsInvalid(err):
-				// Taken over meanwhile (the pod's new sandbox): no longer ours to free.
+			case apierrors.IsInvalid(err) && !refusedForGood(err):
+				// Taken over meanwhile (the pod's new sandbox): no longer ours to free. A
+				// refusal is not that: the entry and its reservation stay, and so does the
+				// record, for the next DEL.
 				held[addr] = true
 			default:
 				return fmt.Errorf("freeing %s in IPPool %s: %w", addr, name, err)

@@ -19,9 +19,12 @@ package cni
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Where the pool is written behind the ADDs, a DEL is local too: it marks the attachment's
@@ -67,24 +70,65 @@ func (c *call) releaseBehind(rec *record) (bool, error) {
 }
 
 // unreserveReleased deletes the reservations of a released record whose pool entries are
-// out, except where another holder has the offset now.
-func (c *call) unreserveReleased(ctx context.Context, r *record, res *flushResult) error {
-	gone := *c
-	gone.containerID, gone.ifName = r.ContainerID, r.IfName
-	gone.podNS, gone.podName, _ = strings.Cut(r.PodRef, "/")
+// out, except where another holder has the offset now. It runs without the node's lock, and
+// meanwhile GC or an ADD that found the slice full may have released the attachment
+// themselves, and an ADD of the same container and interface reserved the same address
+// again: the reservation's name and holder are then the same as the released one's. So it
+// deletes only the object the attachment's ADD created, as it was then (its UID and
+// resourceVersion, recorded by the ADD); what it cannot delete so (nothing recorded, another
+// object there now, a later ADD's or one put back for this attachment, or the same one
+// changed since) it returns, for checkReleased under the lock.
+func (c *call) unreserveReleased(ctx context.Context, r *record, res *flushResult) (unsure []string, err error) {
 	var errs []error
 	for _, e := range r.Entries {
 		id := e.Pool + "/" + e.Address
 		if maybeWritten(e) && !res.removed[id] {
-			return errors.New("pool entry not taken out yet")
+			return nil, errors.New("pool entry not taken out yet")
 		}
 		a, err := netip.ParseAddr(e.Address)
 		if err != nil || res.held[id] {
 			continue
 		}
-		errs = append(errs, gone.unreserveName(ctx, ReservationName(c.cfg.PoolNetwork(), a)))
+		name := ReservationName(c.cfg.PoolNetwork(), a)
+		if e.ReservationUID == "" {
+			unsure = append(unsure, name)
+			continue
+		}
+		err = c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", name), e.ReservationUID, e.ReservationVersion)
+		switch {
+		case apierrors.IsConflict(err):
+			unsure = append(unsure, name)
+		case err != nil:
+			errs = append(errs, fmt.Errorf("releasing reservation %s: %w", name, err))
+		}
 	}
-	return errors.Join(errs...)
+	return unsure, errors.Join(errs...)
+}
+
+// checkReleased deletes, the node lock held, the reservations unreserveReleased could not
+// tell were r's: while the node's record of the attachment is still r's release, no ADD of
+// this node can have reserved the address for a later one, so a reservation of the
+// attachment there is r's (put back after someone deleted it, or recorded by an older
+// version). done is true once nothing of r is left to delete.
+func (c *call) checkReleased(ctx context.Context, r *record, names []string) (bool, error) {
+	cur, err := c.st.load(r.ContainerID, r.IfName)
+	if err != nil {
+		return false, err
+	}
+	if cur == nil || cur.Gen != r.Gen || !releasing(cur) {
+		// Released by someone else (GC, an ADD that found the slice full), who deleted its
+		// reservations before dropping the record; what is there now is a later holder's.
+		return true, nil
+	}
+	gone := *c
+	gone.containerID, gone.ifName = r.ContainerID, r.IfName
+	gone.podNS, gone.podName, _ = strings.Cut(r.PodRef, "/")
+	var errs []error
+	for _, name := range names {
+		errs = append(errs, gone.unreserveName(ctx, name))
+	}
+	err = errors.Join(errs...)
+	return err == nil, err
 }
 
 // finishRelease drops a released record, the node lock held, once done; else it holds
@@ -94,8 +138,8 @@ func (c *call) finishRelease(r *record, done bool) error {
 	if err != nil || cur == nil {
 		return err
 	}
-	if !releasing(cur) {
-		return nil // released meanwhile, and added again
+	if !releasing(cur) || cur.Gen != r.Gen {
+		return nil // released meanwhile, and added again (and maybe deleted again: its own)
 	}
 	if !done {
 		for i := range cur.Entries {

@@ -30,10 +30,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 )
 
 // A write to an IPPool costs the apiserver in proportion to the pool's entries (about 8 ms
@@ -300,11 +296,11 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	}
 	c.wrote = time.Since(start)
 	done := map[string]bool{}
+	unsure := map[string][]string{}
 	for _, r := range releases {
-		err := c.unreserveReleased(ctx, r, res)
-		if err == nil {
-			done[r.ContainerID+"/"+r.IfName] = true
-		}
+		names, err := c.unreserveReleased(ctx, r, res)
+		k := r.ContainerID + "/" + r.IfName
+		done[k], unsure[k] = err == nil, names
 		errs = append(errs, err)
 	}
 	if err := c.st.Lock(); err != nil {
@@ -312,7 +308,13 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	}
 	defer c.st.Unlock()
 	for _, r := range releases {
-		errs = append(errs, c.finishRelease(r, done[r.ContainerID+"/"+r.IfName]))
+		k := r.ContainerID + "/" + r.IfName
+		if done[k] && len(unsure[k]) > 0 {
+			ok, err := c.checkReleased(ctx, r, unsure[k])
+			done[k] = ok
+			errs = append(errs, err)
+		}
+		errs = append(errs, c.finishRelease(r, done[k]))
 	}
 	for _, r := range recs {
 		if releasing(r) {
@@ -333,16 +335,19 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 				continue
 			}
 			e.Flushing, changed = false, true
-			switch id := e.Pool + "/" + e.Address; {
-			case res.written[id]:
-				e.Pending, e.Tried, e.Tries, e.RetryAt = false, false, 0, time.Time{}
-			default:
-				// Refused (held by a live attachment), or an answer that proves nothing:
-				// then it may be in the pool, and DEL must take it out.
-				e.Tried = e.Tried || !res.refused[id]
-				e.Tries++
-				e.RetryAt = time.Now().Add(flushBackoff(e.Tries))
+			id := e.Pool + "/" + e.Address
+			if res.written[id] {
+				e.Pending, e.Tried, e.Tries, e.RetryAt, e.Refused = false, false, 0, time.Time{}, ""
+				continue
 			}
+			// Refused for certain (the offset held by a live attachment, the apiserver's
+			// admission or validation): CHECK says so until a write lands. Else an answer
+			// that proves nothing: then it may be in the pool, and DEL must take it out.
+			why, refused := res.refused[id]
+			e.Refused = why
+			e.Tried = e.Tried || !refused
+			e.Tries++
+			e.RetryAt = time.Now().Add(flushBackoff(e.Tries))
 		}
 		if changed {
 			errs = append(errs, c.st.save(cur))
@@ -373,179 +378,6 @@ func joinKeys(a, b map[string][]flushItem) map[string]bool {
 		out[k] = true
 	}
 	return out
-}
-
-// flushResult is what a flush did, by pool/address.
-type flushResult struct {
-	// written: the add landed (or the entry was already this attachment's); refused: the
-	// offset is held by another live attachment.
-	written, refused map[string]bool
-	// removed: the entry is no longer this attachment's in the pool; held: another holder
-	// has the offset now (its reservation is not this attachment's to delete).
-	removed, held map[string]bool
-}
-
-func newFlushResult() *flushResult {
-	return &flushResult{written: map[string]bool{}, refused: map[string]bool{}, removed: map[string]bool{}, held: map[string]bool{}}
-}
-
-// writePool writes one pool's adds and removals in one patch (creating the pool if need be),
-// each add tested free and each removal tested to be its attachment's; if the patch is
-// refused, one by one, so one taken offset fails alone.
-func (c *call) writePool(ctx context.Context, pool string, adds, removes []flushItem, res *flushResult) error {
-	type kv struct {
-		key   string
-		alloc wbv1.IPAllocation
-		id    string
-		resv  string
-	}
-	var all, rm []kv
-	for _, it := range adds {
-		key, _, ok := it.entry.key()
-		if !ok {
-			continue
-		}
-		all = append(all, kv{key: key, id: pool + "/" + it.entry.Address, resv: it.entry.Reservation,
-			alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}})
-	}
-	for _, it := range removes {
-		key, _, ok := it.entry.key()
-		if !ok {
-			continue
-		}
-		rm = append(rm, kv{key: key, id: pool + "/" + it.entry.Address,
-			alloc: wbv1.IPAllocation{ContainerID: it.rec.ContainerID, PodRef: it.rec.PodRef, IfName: it.rec.IfName}})
-	}
-	ops := make([]patchOp, 0, 2*len(all)+3*len(rm))
-	for _, x := range all {
-		ops = append(ops, patchOp{Op: "test", Path: allocPath(x.key), Value: nil}, patchOp{Op: "add", Path: allocPath(x.key), Value: x.alloc})
-	}
-	for _, x := range rm {
-		ops = append(ops, patchOp{Op: "test", Path: allocPath(x.key) + "/id", Value: x.alloc.ContainerID},
-			patchOp{Op: "test", Path: allocPath(x.key) + "/ifname", Value: x.alloc.IfName},
-			patchOp{Op: "remove", Path: allocPath(x.key)})
-	}
-	err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
-	if apierrors.IsNotFound(err) {
-		// No pool: nothing to take out of it.
-		for _, x := range rm {
-			res.removed[x.id] = true
-		}
-		rm, err = nil, nil
-		if len(all) > 0 {
-			pr, perr := netip.ParsePrefix(adds[0].entry.Range)
-			if perr != nil {
-				return perr
-			}
-			np := &wbv1.IPPool{
-				TypeMeta:   metav1.TypeMeta{APIVersion: wbv1.GroupVersion.String(), Kind: "IPPool"},
-				ObjectMeta: metav1.ObjectMeta{Name: pool, Namespace: c.kube.namespace},
-				Spec:       wbv1.IPPoolSpec{Range: pr.Masked().String(), Allocations: map[string]wbv1.IPAllocation{}},
-			}
-			for _, x := range all {
-				np.Spec.Allocations[x.key] = x.alloc
-			}
-			if err = c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil); apierrors.IsAlreadyExists(err) {
-				err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops[:2*len(all)])
-			}
-		}
-	}
-	if err == nil {
-		for _, x := range all {
-			res.written[x.id] = true
-		}
-		for _, x := range rm {
-			res.removed[x.id] = true
-		}
-		return nil
-	}
-	if !apierrors.IsInvalid(err) {
-		return fmt.Errorf("writing IPPool %s: %w", pool, err)
-	}
-	// One by one: an entry already there and this attachment's counts as written.
-	cur, err := c.getPool(ctx, pool)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, x := range rm {
-		a, ok := allocationOf(cur, x.key)
-		switch {
-		case !ok:
-			res.removed[x.id] = true
-		case a.ContainerID != x.alloc.ContainerID || a.IfName != x.alloc.IfName:
-			res.removed[x.id], res.held[x.id] = true, true
-		default:
-			err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
-				{Op: "test", Path: allocPath(x.key) + "/id", Value: a.ContainerID},
-				{Op: "test", Path: allocPath(x.key) + "/ifname", Value: a.IfName},
-				{Op: "remove", Path: allocPath(x.key)}})
-			if err == nil || apierrors.IsNotFound(err) {
-				res.removed[x.id] = true
-			} else {
-				errs = append(errs, fmt.Errorf("IPPool %s: taking out offset %s of %s: %w", pool, x.key, x.alloc.PodRef, err))
-			}
-		}
-	}
-	for _, x := range all {
-		if a, ok := allocationOf(cur, x.key); ok {
-			switch {
-			case a.ContainerID == x.alloc.ContainerID && a.IfName == x.alloc.IfName:
-				res.written[x.id] = true
-			case c.leaked(ctx, a, x.resv, x.alloc):
-				// Left by an attachment gone from this node that no longer holds the
-				// reservation (a write whose answer was lost, then its DEL): ours now.
-				err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
-					{Op: "test", Path: allocPath(x.key) + "/id", Value: a.ContainerID},
-					{Op: "test", Path: allocPath(x.key) + "/podref", Value: a.PodRef},
-					{Op: "replace", Path: allocPath(x.key), Value: x.alloc}})
-				if err == nil {
-					res.written[x.id] = true
-				} else {
-					errs = append(errs, fmt.Errorf("IPPool %s: taking over offset %s left by %s: %w", pool, x.key, a.PodRef, err))
-				}
-			default:
-				res.refused[x.id] = true
-				errs = append(errs, fmt.Errorf("IPPool %s: offset %s is held by %s, not %s", pool, x.key, a.PodRef, x.alloc.PodRef))
-			}
-			continue
-		}
-		err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
-			{Op: "test", Path: allocPath(x.key), Value: nil}, {Op: "add", Path: allocPath(x.key), Value: x.alloc}})
-		if err == nil {
-			res.written[x.id] = true
-		} else {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func allocationOf(p *wbv1.IPPool, key string) (wbv1.IPAllocation, bool) {
-	if p == nil {
-		return wbv1.IPAllocation{}, false
-	}
-	a, ok := p.Spec.Allocations[key]
-	return a, ok
-}
-
-// leaked says whether pool entry a, found where the flusher writes alloc, was left by an
-// attachment that is gone: no record of it on this node (this layout or the old one), and
-// the address's reservation alloc's.
-func (c *call) leaked(ctx context.Context, a wbv1.IPAllocation, reservation string, alloc wbv1.IPAllocation) bool {
-	for _, st := range []*state{c.st, c.legacy} {
-		if st == nil {
-			continue
-		}
-		if r, err := st.load(a.ContainerID, a.IfName); err != nil || r != nil {
-			return false
-		}
-	}
-	o := &wbv1.OverlappingRangeIPReservation{}
-	if err := c.kube.get(ctx, c.kube.wbPath("overlappingrangeipreservations", reservation), o); err != nil {
-		return false
-	}
-	return o.Spec.ContainerID == alloc.ContainerID && o.Spec.IfName == alloc.IfName
 }
 
 // waitFlushed waits, without the node lock, until no entry of rec is being written by a

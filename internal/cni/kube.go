@@ -182,11 +182,17 @@ func (k *kube) jsonPatch(ctx context.Context, path string, ops []patchOp) error 
 	return k.do(ctx, http.MethodPatch, path, "application/json-patch+json", b, nil)
 }
 
-func (k *kube) delete(ctx context.Context, path string, uid string) error {
+// delete deletes the object at path, if uid (and rv) are given only while it is that object
+// (at that resourceVersion): else the apiserver answers with a conflict.
+func (k *kube) delete(ctx context.Context, path string, uid, rv string) error {
 	var body any
 	if uid != "" {
 		u := ktypes.UID(uid)
-		body = &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}, Preconditions: &metav1.Preconditions{UID: &u}}
+		pre := &metav1.Preconditions{UID: &u}
+		if rv != "" {
+			pre.ResourceVersion = &rv
+		}
+		body = &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}, Preconditions: pre}
 	}
 	err := k.do(ctx, http.MethodDelete, path, "", body, nil)
 	if apierrors.IsNotFound(err) {

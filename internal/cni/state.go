@@ -17,6 +17,7 @@ limitations under the License.
 package cni
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -43,6 +44,17 @@ type record struct {
 	Network string  `json:"network,omitempty"`
 	Claim   string  `json:"claim,omitempty"`
 	Entries []entry `json:"entries,omitempty"`
+	// Gen tells this life of the attachment (from its ADD to its release) from a later one of
+	// the same container and interface: a release carried out behind the node's lock, by the
+	// flusher, must finish only its own (records of older versions have none).
+	Gen string `json:"gen,omitempty"`
+}
+
+// newGen is a fresh record's Gen.
+func newGen() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // entry is one address of an attachment: its pool and its reservation.
@@ -51,6 +63,12 @@ type entry struct {
 	Range       string `json:"range"`
 	Address     string `json:"address"`
 	Reservation string `json:"reservation"`
+	// ReservationUID and ReservationVersion are the reservation object this attachment's ADD
+	// created (or found its own), as it then was: a release behind the node's lock deletes
+	// that object only, never a later holder's of the same name, which may be this very
+	// container and interface again.
+	ReservationUID     string `json:"reservationUID,omitempty"`
+	ReservationVersion string `json:"reservationVersion,omitempty"`
 	// Pending: reserved and handed out, not yet in the pool (the flusher writes it).
 	Pending bool `json:"pending,omitempty"`
 	// Flushing: a flusher is writing it now; DEL waits for it while that flusher lives.
@@ -69,6 +87,11 @@ type entry struct {
 	// of a GET and a PATCH on every pass.
 	Tries   int       `json:"tries,omitempty"`
 	RetryAt time.Time `json:"retryAt,omitzero"`
+	// Refused is why the last write of a pending entry was turned down for certain (its
+	// offset held by another attachment, the apiserver's admission or validation): the
+	// attachment is not in its pool, and CHECK says so. An answer that proves nothing
+	// clears it.
+	Refused string `json:"refused,omitempty"`
 }
 
 // key is the entry's spec.allocations key in its pool, with its address; ok is false when

@@ -33,7 +33,8 @@ import (
 )
 
 // Check is the CHECK verb: every address of prevResult that rackwire handed out is still
-// this attachment's, in its pool entry and its reservation (or still its IPAMClaim's).
+// this attachment's, in its pool entry and its reservation (or still its IPAMClaim's); an
+// entry still to be written behind counts unless its last write was refused for certain.
 func Check(args *skel.CmdArgs) error {
 	c, err := newCall(args)
 	if err != nil {
@@ -60,6 +61,12 @@ func Check(args *skel.CmdArgs) error {
 	}
 	defer c.st.Unlock()
 	rec, err := c.st.load(c.containerID, c.ifName)
+	if err == nil && rec == nil && c.legacy != nil {
+		// Added before the upgrade: its record is where that version wrote it (legacy.go).
+		// Read without the old directory's lock: CHECK writes nothing, and a record is
+		// replaced whole (state.save).
+		rec, err = c.legacy.load(c.containerID, c.ifName)
+	}
 	if err != nil {
 		return err
 	}
@@ -99,6 +106,12 @@ func (c *call) checkAddress(ctx context.Context, rec *record, a netip.Addr) erro
 		return fmt.Errorf("%s: not allocated to container %s, interface %s", a, c.containerID, c.ifName)
 	}
 	e := rec.Entries[i]
+	if e.Pending && e.Refused != "" {
+		// The flusher's write of it was turned down for certain: the pool does not record
+		// it, and whatever reads the pool takes the address for free.
+		return fmt.Errorf("%s: not in IPPool %s: its entry for container %s, interface %s was refused (%d tries): %s",
+			a, e.Pool, c.containerID, c.ifName, e.Tries, e.Refused)
+	}
 	if !e.Pending {
 		pool, err := c.getPool(ctx, e.Pool)
 		if err != nil {
