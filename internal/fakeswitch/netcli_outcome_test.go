@@ -163,3 +163,19 @@ func TestTrunkGivenOtherVLANsCarriesOnlyThem(t *testing.T) {
 		})
 	}
 }
+
+// A trunk cleaned back to the parking VLAN carries that VLAN untagged and nothing tagged, on
+// every OS.
+func TestTrunkCleanedToParkingCarriesOnlyIt(t *testing.T) {
+	for _, os := range netcli.OSes() {
+		t.Run(os, func(t *testing.T) {
+			s := fake(t, os)
+			p := portsOf[os][0]
+			push(t, s, os, netcli.Port{Name: p, Untagged: 5, Tagged: []netcli.Range{{First: 100, Last: 101}}, Parking: parking})
+			push(t, s, os, netcli.Port{Name: p, Untagged: parking, Parking: parking})
+			if got := s.PortState(p); got.Untagged != parking || len(got.Tagged) != 0 || !got.Bridged {
+				t.Errorf("port %s carries untagged %d, tagged %v, bridged %v; want the parking VLAN untagged only", p, got.Untagged, got.Tagged, got.Bridged)
+			}
+		})
+	}
+}
