@@ -263,8 +263,22 @@ func (c *cli) junos(cmd string) string {
 	if m := junosPortRef.FindStringSubmatch(cmd); m != nil && !c.s.hasPort(m[1]) {
 		return "\nerror: interface " + m[1] + " does not exist on this switch\n"
 	}
-	c.pending = append(c.pending, cmd)
+	c.pending = append(c.pending, junosComplete(cmd))
 	return ""
+}
+
+// junosNativeAbbrev is a Junos trunk's native VLAN statement typed short: "native-vlan"
+// is no statement of its own, but the only one under [edit interfaces <name>] that it
+// begins is native-vlan-id.
+var junosNativeAbbrev = regexp.MustCompile(`^(set interfaces \S+ native-vlan)( \d+)$`)
+
+// junosComplete completes a keyword typed short as the Junos CLI does by default when the
+// word is followed by a space ("set cli complete-on-space": "complete a partial command
+// entry when you type a space or a tab. This is the default behavior of the CLI", Junos CLI
+// User Guide). Only the one abbreviation this switch is known to be sent is completed:
+// network-runner's junos conf_trunk_port sends "native-vlan <id>".
+func junosComplete(cmd string) string {
+	return junosNativeAbbrev.ReplaceAllString(cmd, "${1}-id${2}")
 }
 
 // cumulusCommand answers one command of a Cumulus shell: output, or an error for stderr.

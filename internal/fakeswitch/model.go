@@ -163,7 +163,24 @@ func (m *model) portLine(p *portState, line string) bool {
 		if !ok {
 			return false
 		}
+		if m.os == "dellos10" {
+			// OS10 adds the listed VLANs to those the trunk already allows: Dell's own
+			// dellemc.os10 os10_vlan role makes a port a tagged member of each VLAN with one
+			// "switchport trunk allowed vlan <id>" line per VLAN, and takes one out with
+			// "no switchport trunk allowed vlan <id>" (roles/os10_vlan/templates/os10_vlan.j2).
+			maps.Copy(p.allowed, ids)
+			p.allowAll = false
+			break
+		}
 		p.allowed, p.allowAll = ids, false
+	case m.os == "dellos10" && strings.HasPrefix(line, "no switchport trunk allowed vlan "):
+		ids, ok := parseVLANs(strings.TrimPrefix(line, "no switchport trunk allowed vlan "))
+		if !ok {
+			return false
+		}
+		for id := range ids {
+			delete(p.allowed, id)
+		}
 	case line == "no switchport trunk allowed vlan":
 		p.allowed = vlanSet{}
 		p.allowAll = m.os == "eos" || m.os == "nxos"

@@ -146,3 +146,36 @@ func TestCumulusPortsStayBridgedAndForeignEditsAreAborted(t *testing.T) {
 		t.Errorf("swp2 joined the bridge (%+v): an edit left pending by someone else was committed with rackwire's", got)
 	}
 }
+
+// A trunk given other VLANs, as a tenant trunk cleaned to a tagged provisioning
+// configuration is, carries the new VLANs only, on every OS. OS10's "switchport trunk allowed
+// vlan" adds to the VLANs the trunk allowed: the first tenant's VLANs stayed on the port.
+func TestTrunkGivenOtherVLANsCarriesOnlyThem(t *testing.T) {
+	for _, os := range netcli.OSes() {
+		t.Run(os, func(t *testing.T) {
+			s := fake(t, os)
+			p := portsOf[os][0]
+			push(t, s, os, netcli.Port{Name: p, Untagged: 5, Tagged: []netcli.Range{{First: 100, Last: 101}}, Parking: parking})
+			push(t, s, os, netcli.Port{Name: p, Tagged: []netcli.Range{{First: 200, Last: 200}}, Parking: parking})
+			if got := s.PortState(p); !slices.Equal(got.Tagged, []int{200}) || (got.Untagged != 0 && got.Untagged != parking) {
+				t.Errorf("port %s carries untagged %d, tagged %v; want tagged [200] only and nothing untagged but the parking VLAN", p, got.Untagged, got.Tagged)
+			}
+		})
+	}
+}
+
+// A trunk cleaned back to the parking VLAN carries that VLAN untagged and nothing tagged, on
+// every OS.
+func TestTrunkCleanedToParkingCarriesOnlyIt(t *testing.T) {
+	for _, os := range netcli.OSes() {
+		t.Run(os, func(t *testing.T) {
+			s := fake(t, os)
+			p := portsOf[os][0]
+			push(t, s, os, netcli.Port{Name: p, Untagged: 5, Tagged: []netcli.Range{{First: 100, Last: 101}}, Parking: parking})
+			push(t, s, os, netcli.Port{Name: p, Untagged: parking, Parking: parking})
+			if got := s.PortState(p); got.Untagged != parking || len(got.Tagged) != 0 || !got.Bridged {
+				t.Errorf("port %s carries untagged %d, tagged %v, bridged %v; want the parking VLAN untagged only", p, got.Untagged, got.Tagged, got.Bridged)
+			}
+		})
+	}
+}

@@ -114,7 +114,9 @@ func dellOS10() Dialect {
 				} else {
 					lines = append(lines, "no switchport access vlan")
 				}
-				lines = append(lines, "switchport trunk allowed vlan "+list(p.Tagged, ","))
+				// OS10's allowed line adds to the VLANs the trunk allowed: they go first, or a
+				// tenant's VLANs stay on the port given to the next one.
+				lines = append(lines, "no switchport trunk allowed vlan", "switchport trunk allowed vlan "+list(p.Tagged, ","))
 			} else {
 				lines = append(lines, "switchport mode access", "switchport access vlan "+strconv.Itoa(p.Untagged), "no switchport trunk allowed vlan")
 			}

@@ -126,10 +126,17 @@ func vlanBehaviour(tags, trunks []int, mode string) (untagged int, carried vlan.
 	case mode == "native-untagged":
 		return tag, trunked
 	case mode == "native-tagged":
+		// ovs-vswitchd.conf.db(5): an untagged packet that ingresses is in the native VLAN
+		// (tag), which egresses tagged. No configuration renders this, so the read, with the
+		// tag both untagged and tagged, never matches one and the drift is seen.
 		if tag != 0 {
 			trunked.Add(tag)
 		}
-		return 0, trunked
+		return tag, trunked
+	case mode == "dot1q-tunnel":
+		// ovs-vswitchd.conf.db(5): like an access port, it carries packets on the single
+		// VLAN in tag (tagged packets go in it too, double-tagged), whatever trunks says.
+		return tag, vlan.Set{}
 	default: // trunk, or no mode with trunks
 		return 0, trunked
 	}

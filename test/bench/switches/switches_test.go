@@ -18,7 +18,8 @@ limitations under the License.
 // built manager binary under `make dev`'s control plane drives the lab's Open vSwitch over
 // SSH. The figures are how much longer 24 and 96 ports take than one to reach Active, how many
 // playbook runs they took and how many tasks a run cost; all come from one run on one machine,
-// each the median of BENCH_SWITCH_ROUNDS (3) rounds measured in turn.
+// each the median of BENCH_SWITCH_ROUNDS (3) rounds measured in turn, with the worst round
+// beside it.
 package switches
 
 import (
@@ -183,6 +184,14 @@ func BenchmarkSwitchPortsToActive(b *testing.B) {
 	}
 	one, many, most := med[0], med[1], med[2]
 	fmt.Printf("24 ports / 1 port time ratio: %.2f (goal 1.5); 96 / 1: %.2f (goal 2.5)\n", many.seconds/one.seconds, most.seconds/one.seconds)
+	// The goal holds for every run, not for the median of three: the worst round is printed
+	// beside it, each size against the one port of its own round.
+	worst24, worst96 := 0.0, 0.0
+	for i := range measured[0] {
+		worst24 = max(worst24, measured[1][i].seconds/measured[0][i].seconds)
+		worst96 = max(worst96, measured[2][i].seconds/measured[0][i].seconds)
+	}
+	fmt.Printf("worst round: 24 / 1: %.2f; 96 / 1: %.2f\n", worst24, worst96)
 	// The links' admission (webhook and apiserver) grows with the ports on this shared
 	// machine; from the moment the links were admitted, the rest is the operator's.
 	fmt.Printf("from the links' admission: 24 / 1: %.2f; 96 / 1: %.2f\n\n",
@@ -192,6 +201,8 @@ func BenchmarkSwitchPortsToActive(b *testing.B) {
 	b.ReportMetric(most.seconds, "s/96-ports")
 	b.ReportMetric(many.seconds/one.seconds, "ratio-24/1")
 	b.ReportMetric(most.seconds/one.seconds, "ratio-96/1")
+	b.ReportMetric(worst24, "ratio-24/1-worst-round")
+	b.ReportMetric(worst96, "ratio-96/1-worst-round")
 	b.ReportMetric(float64(slices.MaxFunc(measured[2], func(x, y result) int { return x.tasks - y.tasks }).tasks), "tasks/run-96")
 }
 
@@ -329,16 +340,22 @@ func BenchmarkHungSwitch(b *testing.B) {
 	b.StopTimer()
 	fmt.Printf("\nfour switches of 24 ports reconfigured at once: all answering, then the fourth hung; median of %d rounds\n", n)
 	fmt.Printf("%-8s %16s %16s %8s   %s\n", "switch", "all answer (s)", "one hung (s)", "ratio", "each round (s): all answer | one hung")
-	worst := 0.0
+	worst, worstRound := 0.0, 0.0
 	id := func(x float64) float64 { return x }
 	for _, sw := range measured {
 		a, h := medianResult(answering[sw], id), medianResult(beside[sw], id)
 		r := h / a
 		worst = max(worst, r)
+		// The first hung round is the one that meets the hung run as it starts; a median
+		// of three would drop it if it alone were slow.
+		for _, x := range beside[sw] {
+			worstRound = max(worstRound, x/a)
+		}
 		fmt.Printf("%-8s %16.1f %16.1f %8.2f   %s | %s\n", sw, a, h, r, seconds(answering[sw]), seconds(beside[sw]))
 	}
-	fmt.Printf("worst ratio beside a hung switch: %.2f (goal 1.2)\n\n", worst)
+	fmt.Printf("worst ratio beside a hung switch: %.2f (goal 1.2); worst hung round against the answering median: %.2f\n\n", worst, worstRound)
 	b.ReportMetric(worst, "ratio-hung")
+	b.ReportMetric(worstRound, "ratio-hung-worst-round")
 }
 
 func seconds(xs []float64) string {
