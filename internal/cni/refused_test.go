@@ -110,37 +110,63 @@ func checkOf(t *testing.T, conf []byte, id string, a netip.Addr) error {
 // CHECK of that attachment fails naming the address and the refusal, while the node's other
 // attachment, written in the same pool, passes. Once the refusal is lifted the entry is written and CHECK passes.
 func TestCheckFailsOnARefusedPoolWrite(t *testing.T) {
-	const name, node = "refusednet", "node-f"
-	t.Setenv("NODENAME", node)
-	slicePool(t, name, "10.80.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.80.0.16/28"})
-	slice, pool := netip.MustParsePrefix("10.80.0.16/28"), name+"-"+node+"-10.80.0.16-28"
-	conf := netConf("1.1.0", name, `"range":"10.80.0.0/24","node_slice_size":"/28"`)
-	lift := refusePodInPools(t)
 	// The refused attachment comes first: its refusal holds back neither the pool's create
 	// nor the other attachment's entry.
-	refused := addProcess(t, conf, node, "c-refused")
-	ok := addProcess(t, conf, node, "c-ok")
-	poolEntry(t, pool, slice, ok, "c-ok")
+	checkNamesTheRefusal(t, refusalCase{
+		name: "refusednet", node: "node-f", net: "10.80.0", ok: "c-ok", refused: "c-refused",
+		message: refusedMessage, refusedFirst: true, refuse: refusePodInPools,
+	})
+}
+
+// refusalCase is a node-slice network whose pool writes recording the pod tenant/<refused>
+// the apiserver turns down (refuse, which answers message) until lifted, beside the pod
+// tenant/<ok>; net is the /24's first three octets, its node's slice the second /28.
+type refusalCase struct {
+	name, node, net, ok, refused, message string
+	refusedFirst                          bool
+	refuse                                func(*testing.T) func()
+}
+
+// checkNamesTheRefusal: CHECK of the refused attachment fails naming its address and the
+// refusal, CHECK of the other passes; once lifted, the entry lands and CHECK passes; the DELs
+// then leave neither pool entry nor reservation.
+func checkNamesTheRefusal(t *testing.T, c refusalCase) {
+	t.Helper()
+	t.Setenv("NODENAME", c.node)
+	sliceRange := c.net + ".16/28"
+	slicePool(t, c.name, c.net+".0/24", "/28", wbv1.NodeSliceAllocation{NodeName: c.node, SliceRange: sliceRange})
+	slice, pool := netip.MustParsePrefix(sliceRange), c.name+"-"+c.node+"-"+c.net+".16-28"
+	conf := netConf("1.1.0", c.name, `"range":"`+c.net+`.0/24","node_slice_size":"/28"`)
+	lift := c.refuse(t)
+	var ok, refused netip.Addr
+	if c.refusedFirst {
+		refused = addProcess(t, conf, c.node, c.refused)
+		ok = addProcess(t, conf, c.node, c.ok)
+	} else {
+		ok = addProcess(t, conf, c.node, c.ok)
+		refused = addProcess(t, conf, c.node, c.refused)
+	}
+	poolEntry(t, pool, slice, ok, c.ok)
 	eventually(t, func() error {
-		err := checkOf(t, conf, "c-refused", refused)
+		err := checkOf(t, conf, c.refused, refused)
 		if err == nil {
-			return fmt.Errorf("CHECK of c-refused passes, its pool entry refused")
+			return fmt.Errorf("CHECK of %s passes, its pool entry refused", c.refused)
 		}
-		if !strings.Contains(err.Error(), refused.String()) || !strings.Contains(err.Error(), refusedMessage) {
-			return fmt.Errorf("CHECK of c-refused does not name %s and the refusal: %v", refused, err)
+		if !strings.Contains(err.Error(), refused.String()) || !strings.Contains(err.Error(), c.message) {
+			return fmt.Errorf("CHECK of %s does not name %s and the refusal: %v", c.refused, refused, err)
 		}
 		return nil
 	})
-	if err := checkOf(t, conf, "c-ok", ok); err != nil {
-		t.Errorf("CHECK of c-ok: %v", err)
+	if err := checkOf(t, conf, c.ok, ok); err != nil {
+		t.Errorf("CHECK of %s: %v", c.ok, err)
 	}
 	lift()
-	poolEntry(t, pool, slice, refused, "c-refused")
-	if err := checkOf(t, conf, "c-refused", refused); err != nil {
-		t.Errorf("CHECK of c-refused once written: %v", err)
+	poolEntry(t, pool, slice, refused, c.refused)
+	if err := checkOf(t, conf, c.refused, refused); err != nil {
+		t.Errorf("CHECK of %s once written: %v", c.refused, err)
 	}
-	for _, id := range []string{"c-ok", "c-refused"} {
-		if _, err := runPlugin("DEL", conf, id, node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id); err != nil {
+	for _, id := range []string{c.ok, c.refused} {
+		if _, err := runPlugin("DEL", conf, id, c.node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,13 +175,13 @@ func TestCheckFailsOnARefusedPoolWrite(t *testing.T) {
 			return fmt.Errorf("pool still holds %v", got)
 		}
 		for _, a := range []netip.Addr{ok, refused} {
-			if _, ok := reservation(t, cni.ReservationName(name, a)); ok {
+			if _, ok := reservation(t, cni.ReservationName(c.name, a)); ok {
 				return fmt.Errorf("reservation of %s left", a)
 			}
 		}
 		return nil
 	})
-	flusherGone(t, netDir(t, node, name))
+	flusherGone(t, netDir(t, c.node, c.name))
 }
 
 // TestRefusalsTold: what the flusher records as a refusal, told from the apiserver's own

@@ -21,10 +21,8 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 
@@ -35,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
-	"github.com/rackwire/rackwire/internal/cni"
 )
 
 const webhookRefusal = "pod tenant/c-wh-refused may hold no address"
@@ -112,45 +109,8 @@ func refuseByWebhook(t *testing.T) func() {
 // with 422 and nothing else is a refusal, not a JSON patch test that failed: CHECK of the
 // attachment fails naming it, however often the flusher tries, until the write lands.
 func TestCheckFailsOnAWebhookRefusal(t *testing.T) {
-	const name, node = "whrefusednet", "node-wh"
-	t.Setenv("NODENAME", node)
-	slicePool(t, name, "10.80.2.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.80.2.16/28"})
-	slice, pool := netip.MustParsePrefix("10.80.2.16/28"), name+"-"+node+"-10.80.2.16-28"
-	conf := netConf("1.1.0", name, `"range":"10.80.2.0/24","node_slice_size":"/28"`)
-	lift := refuseByWebhook(t)
-	ok := addProcess(t, conf, node, "c-wh-ok")
-	poolEntry(t, pool, slice, ok, "c-wh-ok")
-	refused := addProcess(t, conf, node, "c-wh-refused")
-	eventually(t, func() error {
-		err := checkOf(t, conf, "c-wh-refused", refused)
-		if err == nil {
-			return fmt.Errorf("CHECK of c-wh-refused passes, its pool entry refused by the webhook")
-		}
-		if !strings.Contains(err.Error(), refused.String()) || !strings.Contains(err.Error(), webhookRefusal) {
-			return fmt.Errorf("CHECK of c-wh-refused does not name %s and the refusal: %v", refused, err)
-		}
-		return nil
+	checkNamesTheRefusal(t, refusalCase{
+		name: "whrefusednet", node: "node-wh", net: "10.80.2", ok: "c-wh-ok", refused: "c-wh-refused",
+		message: webhookRefusal, refuse: refuseByWebhook,
 	})
-	lift()
-	poolEntry(t, pool, slice, refused, "c-wh-refused")
-	if err := checkOf(t, conf, "c-wh-refused", refused); err != nil {
-		t.Errorf("CHECK of c-wh-refused once written: %v", err)
-	}
-	for _, id := range []string{"c-wh-ok", "c-wh-refused"} {
-		if _, err := runPlugin("DEL", conf, id, node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eventually(t, func() error {
-		if got := ippool(t, pool).Spec.Allocations; len(got) != 0 {
-			return fmt.Errorf("pool still holds %v", got)
-		}
-		for _, a := range []netip.Addr{ok, refused} {
-			if _, ok := reservation(t, cni.ReservationName(name, a)); ok {
-				return fmt.Errorf("reservation of %s left", a)
-			}
-		}
-		return nil
-	})
-	flusherGone(t, netDir(t, node, name))
 }
