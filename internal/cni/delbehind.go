@@ -184,6 +184,23 @@ func (c *call) afterRelease(ctx context.Context, rec *record) (*record, error) {
 	return rec, nil
 }
 
+// settled is the record seen (read earlier) as it stands now, the node lock held, once no
+// live flusher writes any of its entries; nil when it is gone, or is a later life of the
+// attachment (added again since seen was read, by an ADD that nothing seen judged).
+func (c *call) settled(ctx context.Context, seen *record) (*record, error) {
+	cur, err := c.st.load(seen.ContainerID, seen.IfName)
+	if err != nil || cur == nil {
+		return nil, err
+	}
+	if cur, err = c.waitFlushed(ctx, cur); err != nil || cur == nil {
+		return nil, err
+	}
+	if cur.Gen != seen.Gen {
+		return nil, nil
+	}
+	return cur, nil
+}
+
 // releaseNow carries out, the node lock held, the DELs of the node still waiting for the
 // flusher, and says how many.
 func (c *call) releaseNow(ctx context.Context) (int, error) {

@@ -179,11 +179,13 @@ func (c *call) gcRecords(ctx context.Context, valid map[[2]string]bool, ours fun
 	if err != nil {
 		return err
 	}
-	for _, r := range recs {
-		if valid[[2]string{r.ContainerID, r.IfName}] || (ours != nil && !ours(r)) {
+	for _, seen := range recs {
+		if valid[[2]string{seen.ContainerID, seen.IfName}] || (ours != nil && !ours(seen)) {
 			continue
 		}
-		if r, err = c.waitFlushed(ctx, r); err != nil {
+		// What recs holds may be old by now: a wait for the flusher lets go of the lock.
+		r, err := c.settled(ctx, seen)
+		if err != nil {
 			return err
 		}
 		if r == nil {
