@@ -202,7 +202,7 @@ func (c *call) settled(ctx context.Context, seen *record) (*record, error) {
 }
 
 // releaseNow carries out, the node lock held, the DELs of the node still waiting for the
-// flusher, and says how many.
+// flusher, and says how many. It lets go of the lock while it waits for entries being written.
 func (c *call) releaseNow(ctx context.Context) (int, error) {
 	if !c.deferred() {
 		return 0, nil
@@ -212,8 +212,17 @@ func (c *call) releaseNow(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	n := 0
-	for _, r := range recs {
-		if !releasing(r) {
+	for _, seen := range recs {
+		if !releasing(seen) {
+			continue
+		}
+		// An entry the flusher is writing lands after a release that does not wait for it,
+		// held by nothing.
+		r, err := c.settled(ctx, seen)
+		if err != nil {
+			return n, err
+		}
+		if r == nil || !releasing(r) {
 			continue
 		}
 		gone := *c
