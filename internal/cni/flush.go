@@ -344,7 +344,10 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 			// admission or validation): CHECK says so until a write lands. Else an answer
 			// that proves nothing: then it may be in the pool, and DEL must take it out.
 			why, refused := res.refused[id]
-			e.Refused = why
+			if why != "" || !refused {
+				// "": refused with a batch, not known why: its own last reason stands.
+				e.Refused = why
+			}
 			e.Tried = e.Tried || !refused
 			e.Tries++
 			e.RetryAt = time.Now().Add(flushBackoff(e.Tries))

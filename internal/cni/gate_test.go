@@ -47,6 +47,30 @@ type gate struct {
 
 func newGate(t *testing.T, hold func(*http.Request) bool) *gate {
 	t.Helper()
+	g := &gate{held: make(chan struct{})}
+	opened := make(chan struct{})
+	var openOnce, holdOnce sync.Once
+	g.open = func() { openOnce.Do(func() { close(opened) }) }
+	g.kubeconfig = newProxy(t, func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
+		first := false
+		if hold(r) {
+			holdOnce.Do(func() { first = true })
+		}
+		if first {
+			close(g.held)
+			<-opened
+		}
+		forward.ServeHTTP(w, r)
+	})
+	// Registered after the proxy's, so run before it: a held request lets the proxy close.
+	t.Cleanup(g.open)
+	return g
+}
+
+// newProxy starts a plain-HTTP front of the suite's apiserver and returns a kubeconfig for
+// it: serve answers each request, forward sends it on with the suite's credentials.
+func newProxy(t *testing.T, serve func(w http.ResponseWriter, r *http.Request, forward http.Handler)) string {
+	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -60,35 +84,18 @@ func newGate(t *testing.T, hold func(*http.Request) bool) *gate {
 		t.Fatal(err)
 	}
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, Transport: rt}
-	g := &gate{held: make(chan struct{})}
-	opened := make(chan struct{})
-	var openOnce, holdOnce sync.Once
-	g.open = func() { openOnce.Do(func() { close(opened) }) }
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		first := false
-		if hold(r) {
-			holdOnce.Do(func() { first = true })
-		}
-		if first {
-			close(g.held)
-			<-opened
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		g.open()
-		srv.Close()
-	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(w, r, proxy) }))
+	t.Cleanup(srv.Close)
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["gate"] = &clientcmdapi.Cluster{Server: srv.URL}
 	kc.AuthInfos["gate"] = &clientcmdapi.AuthInfo{}
 	kc.Contexts["gate"] = &clientcmdapi.Context{Cluster: "gate", AuthInfo: "gate"}
 	kc.CurrentContext = "gate"
-	g.kubeconfig = filepath.Join(tempDir(t), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, g.kubeconfig); err != nil {
+	path := filepath.Join(tempDir(t), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return path
 }
 
 // through is conf with its requests sent through the gate.

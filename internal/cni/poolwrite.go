@@ -36,7 +36,8 @@ type flushResult struct {
 	// written: the add landed (or the entry was already this attachment's).
 	written map[string]bool
 	// refused: the add did not land, for certain, and why: the offset is held by another
-	// live attachment, or the apiserver turned the write down (see refusedForGood).
+	// live attachment, or the apiserver turned the write down (see refusedForGood); "" when
+	// it was one of a patch turned down for one of its entries, not known which.
 	refused map[string]string
 	// removed: the entry is no longer this attachment's in the pool; held: another holder
 	// has the offset now (its reservation is not this attachment's to delete).
@@ -109,6 +110,13 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 	// One by one: an entry already there and this attachment's counts as written.
 	cur, err := c.getPool(ctx, pool)
 	if err != nil {
+		// The entries' own tries, which would tell which of them the apiserver turned down,
+		// need that read: none of them carries the patch's reason.
+		for _, x := range all {
+			if _, ok := res.refused[x.id]; ok {
+				res.refused[x.id] = ""
+			}
+		}
 		return err
 	}
 	var errs []error

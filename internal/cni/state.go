@@ -90,7 +90,8 @@ type entry struct {
 	// Refused is why the last write of a pending entry was turned down for certain (its
 	// offset held by another attachment, the apiserver's admission or validation): the
 	// attachment is not in its pool, and CHECK says so. An answer that proves nothing
-	// clears it.
+	// clears it; a patch of several entries turned down for one of them, when the pool
+	// cannot then be read to tell which, leaves it as it was.
 	Refused string `json:"refused,omitempty"`
 }
 
