@@ -216,7 +216,7 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 		return nil, err
 	}
 	if rec == nil {
-		rec = &record{ContainerID: c.containerID, IfName: c.ifName, PodRef: c.podRef(), Network: c.cfg.Name, Gen: newGen()}
+		rec = &record{ContainerID: c.containerID, IfName: c.ifName, PodRef: c.podRef(), PodUID: c.podUID, Network: c.cfg.Name, Gen: newGen()}
 	}
 	res := &current.Result{CNIVersion: current.ImplementedSpecVersion, Routes: c.cfg.Routes, DNS: c.cfg.DNS}
 	for _, t := range targets {

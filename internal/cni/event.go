@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,25 @@ func (c *call) event(reason, message string) {
 		Count:          1,
 	}
 	_ = c.kube.once(ctx, "POST", "/api/v1/namespaces/"+c.podNS+"/events", "", mustJSON(ev), nil)
+}
+
+// refusedWrite is a pending entry whose pool write the apiserver turned down for certain.
+type refusedWrite struct {
+	rec   *record
+	entry entry
+}
+
+// tellRefused sends a Warning on the pod of each refused write: its ADD answered before the
+// write, so the runtime heard nothing of it, and only CHECK, which not every runtime runs,
+// says so otherwise.
+func (c *call) tellRefused(refusals []refusedWrite) {
+	for _, w := range refusals {
+		pod := *c
+		pod.podNS, pod.podName, _ = strings.Cut(w.rec.PodRef, "/")
+		pod.podUID = w.rec.PodUID
+		pod.event("PoolWriteRefused", fmt.Sprintf("IPPool %s did not take %s for container %s, interface %s (the address stays reserved; the write is tried again): %s",
+			w.entry.Pool, w.entry.Address, w.rec.ContainerID, w.rec.IfName, w.entry.Refused))
+	}
 }
 
 func mustJSON(v any) []byte {

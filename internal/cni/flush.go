@@ -306,7 +306,11 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 	if err := c.st.Lock(); err != nil {
 		return n, err
 	}
-	defer c.st.Unlock()
+	var refusals []refusedWrite
+	defer func() {
+		c.st.Unlock()
+		c.tellRefused(refusals)
+	}()
 	for _, r := range releases {
 		k := r.ContainerID + "/" + r.IfName
 		if done[k] && len(unsure[k]) > 0 {
@@ -337,7 +341,7 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 			e.Flushing, changed = false, true
 			id := e.Pool + "/" + e.Address
 			if res.written[id] {
-				e.Pending, e.Tried, e.Tries, e.RetryAt, e.Refused = false, false, 0, time.Time{}, ""
+				e.Pending, e.Tried, e.Tries, e.RetryAt, e.Refused, e.Told = false, false, 0, time.Time{}, "", ""
 				continue
 			}
 			// Refused for certain (the offset held by a live attachment, the apiserver's
@@ -347,6 +351,10 @@ func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error)
 			if why != "" || !refused {
 				// "": refused with a batch, not known why: its own last reason stands.
 				e.Refused = why
+			}
+			if why != "" && why != e.Told {
+				e.Told = why
+				refusals = append(refusals, refusedWrite{rec: cur, entry: *e})
 			}
 			e.Tried = e.Tried || !refused
 			e.Tries++

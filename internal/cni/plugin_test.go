@@ -799,7 +799,13 @@ func slicePool(t *testing.T, name, rng, size string, allocs ...wbv1.NodeSliceAll
 // addProcess runs ADD in a plugin process for pod id on node and returns its address.
 func addProcess(t *testing.T, conf []byte, node, id string) netip.Addr {
 	t.Helper()
-	out, err := runPlugin("ADD", conf, id, node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id)
+	return addProcessArgs(t, conf, node, id, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id)
+}
+
+// addProcessArgs is addProcess with the CNI_ARGS given.
+func addProcessArgs(t *testing.T, conf []byte, node, id, args string) netip.Addr {
+	t.Helper()
+	out, err := runPlugin("ADD", conf, id, node, args)
 	if err != nil {
 		t.Fatal(err)
 	}

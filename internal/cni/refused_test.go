@@ -28,6 +28,7 @@ import (
 
 	current "github.com/containernetworking/cni/pkg/types/100"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -139,12 +140,13 @@ func checkNamesTheRefusal(t *testing.T, c refusalCase) {
 	conf := netConf("1.1.0", c.name, `"range":"`+c.net+`.0/24","node_slice_size":"/28"`)
 	lift := c.refuse(t)
 	var ok, refused netip.Addr
+	refusedArgs := "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + c.refused + ";K8S_POD_UID=uid-" + c.refused
 	if c.refusedFirst {
-		refused = addProcess(t, conf, c.node, c.refused)
+		refused = addProcessArgs(t, conf, c.node, c.refused, refusedArgs)
 		ok = addProcess(t, conf, c.node, c.ok)
 	} else {
 		ok = addProcess(t, conf, c.node, c.ok)
-		refused = addProcess(t, conf, c.node, c.refused)
+		refused = addProcessArgs(t, conf, c.node, c.refused, refusedArgs)
 	}
 	poolEntry(t, pool, slice, ok, c.ok)
 	eventually(t, func() error {
@@ -159,6 +161,28 @@ func checkNamesTheRefusal(t *testing.T, c refusalCase) {
 	})
 	if err := checkOf(t, conf, c.ok, ok); err != nil {
 		t.Errorf("CHECK of %s: %v", c.ok, err)
+	}
+	// The pod is told once, however often the flusher tries again meanwhile.
+	dir := netDir(t, c.node, c.name)
+	eventually(t, func() error {
+		if tries, _ := entryOf(t, dir, c.refused)["tries"].(float64); tries < 3 {
+			return fmt.Errorf("the flusher has tried %s's entry %v times, not 3 yet", c.refused, tries)
+		}
+		return nil
+	})
+	evs := refusalEvents(t, c.refused)
+	if len(evs) != 1 {
+		t.Errorf("%d PoolWriteRefused Events on pod %s after 3 refusals, want 1: %+v", len(evs), c.refused, evs)
+	}
+	for _, ev := range evs {
+		for _, want := range []string{pool, refused.String(), c.message} {
+			if !strings.Contains(ev.Message, want) {
+				t.Errorf("Event on pod %s does not name %q: %s", c.refused, want, ev.Message)
+			}
+		}
+		if ev.Type != corev1.EventTypeWarning || ev.InvolvedObject.UID != types.UID("uid-"+c.refused) {
+			t.Errorf("Event on pod %s: type %s, involved object %+v", c.refused, ev.Type, ev.InvolvedObject)
+		}
 	}
 	lift()
 	poolEntry(t, pool, slice, refused, c.refused)
@@ -182,6 +206,22 @@ func checkNamesTheRefusal(t *testing.T, c refusalCase) {
 		return nil
 	})
 	flusherGone(t, netDir(t, c.node, c.name))
+}
+
+// refusalEvents are the PoolWriteRefused Events on pod tenant/<pod>.
+func refusalEvents(t *testing.T, pod string) []corev1.Event {
+	t.Helper()
+	list := &corev1.EventList{}
+	if err := k8s.List(context.Background(), list, client.InNamespace("tenant")); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, ev := range list.Items {
+		if ev.InvolvedObject.Kind == "Pod" && ev.InvolvedObject.Name == pod && ev.Reason == "PoolWriteRefused" {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // TestRefusalsTold: what the flusher records as a refusal, told from the apiserver's own

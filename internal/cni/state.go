@@ -39,6 +39,8 @@ type record struct {
 	ContainerID string `json:"containerID"`
 	IfName      string `json:"ifName"`
 	PodRef      string `json:"podRef,omitempty"`
+	// PodUID is the runtime's K8S_POD_UID, for the Events the flusher sends about the pod.
+	PodUID string `json:"podUID,omitempty"`
 	// Network is the configuration's name: NADs of one pool share the node's directory,
 	// and the runtime's GC of one names only its own attachments.
 	Network string  `json:"network,omitempty"`
@@ -93,6 +95,9 @@ type entry struct {
 	// clears it; a patch of several entries turned down for one of them, when the pool
 	// cannot then be read to tell which, leaves it as it was.
 	Refused string `json:"refused,omitempty"`
+	// Told is the refusal the pod has had an Event about: one per refusal (and reason), not
+	// one per try; a write that lands ends it.
+	Told string `json:"told,omitempty"`
 }
 
 // key is the entry's spec.allocations key in its pool, with its address; ok is false when
