@@ -136,6 +136,9 @@ func TestRefusedBatchWithoutItsReadBlamesNoEntry(t *testing.T) {
 		}
 		return nil
 	})
+	if evs := refusalEvents(t, "c-rb-ok", pool); len(evs) != 0 {
+		t.Errorf("c-rb-ok, refused only in a batch with c-refused, had Events: %+v", evs)
+	}
 	lift()
 	poolEntry(t, pool, slice, refused, "c-refused")
 	<-exited

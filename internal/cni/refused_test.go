@@ -170,7 +170,7 @@ func checkNamesTheRefusal(t *testing.T, c refusalCase) {
 		}
 		return nil
 	})
-	evs := refusalEvents(t, c.refused)
+	evs := refusalEvents(t, c.refused, pool)
 	if len(evs) != 1 {
 		t.Errorf("%d PoolWriteRefused Events on pod %s after 3 refusals, want 1: %+v", len(evs), c.refused, evs)
 	}
@@ -208,8 +208,9 @@ func checkNamesTheRefusal(t *testing.T, c refusalCase) {
 	flusherGone(t, netDir(t, c.node, c.name))
 }
 
-// refusalEvents are the PoolWriteRefused Events on pod tenant/<pod>.
-func refusalEvents(t *testing.T, pod string) []corev1.Event {
+// refusalEvents are the PoolWriteRefused Events on pod tenant/<pod> about IPPool pool (tests
+// of other pools refuse pods of the same name).
+func refusalEvents(t *testing.T, pod, pool string) []corev1.Event {
 	t.Helper()
 	list := &corev1.EventList{}
 	if err := k8s.List(context.Background(), list, client.InNamespace("tenant")); err != nil {
@@ -217,7 +218,8 @@ func refusalEvents(t *testing.T, pod string) []corev1.Event {
 	}
 	var out []corev1.Event
 	for _, ev := range list.Items {
-		if ev.InvolvedObject.Kind == "Pod" && ev.InvolvedObject.Name == pod && ev.Reason == "PoolWriteRefused" {
+		if ev.InvolvedObject.Kind == "Pod" && ev.InvolvedObject.Name == pod && ev.Reason == "PoolWriteRefused" &&
+			strings.Contains(ev.Message, "IPPool "+pool+" ") {
 			out = append(out, ev)
 		}
 	}
