@@ -207,7 +207,7 @@ func (c *call) releaseNow(ctx context.Context) (int, error) {
 	if !c.deferred() {
 		return 0, nil
 	}
-	recs, err := c.st.pendingRecords(0)
+	recs, err := c.st.pendingRecords()
 	if err != nil {
 		return 0, err
 	}

@@ -53,6 +53,10 @@ const flushIdle = time.Second
 // one pool write, and a pod deleted within it never costs one (its DEL drops the entry).
 const flushWindow = 100 * time.Millisecond
 
+// flushQuiet is how long no new entry must come for a flusher to write before the window
+// ends: the DEL that often follows an ADD at once (a pod replaced) comes along.
+const flushQuiet = 30 * time.Millisecond
+
 // flushWindowMax bounds the window a slow pool write stretches (see nextWindow).
 const flushWindowMax = time.Second
 
@@ -109,7 +113,7 @@ func (c *call) kickFlusher(stdin []byte) error {
 	if FlushCommand == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
 		defer cancel()
-		_, err := c.flushOnce(ctx, 0)
+		_, err := c.flushOnce(ctx, flushDue{})
 		return err
 	}
 	if c.st.flusherAlive() {
@@ -175,13 +179,19 @@ func RunFlusher(dir string) error {
 			return err
 		}
 		idleSince := time.Now()
-		var refreshed time.Time
+		var refreshed, wroteAt time.Time
 		window := flushWindow
 		for time.Since(idleSince) < flushIdle {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-			n, err := c.flushOnce(ctx, window)
+			due := flushDue{window: window}
+			if time.Since(wroteAt) >= c.wrote {
+				// A quiet node gets its write at once, but writes stay apart by their own
+				// duration: a trickle of pods does not keep the apiserver writing the pool.
+				due.quiet = flushQuiet
+			}
+			n, err := c.flushOnce(ctx, due)
 			if n > 0 {
-				window = nextWindow(c.wrote)
+				window, wroteAt = nextWindow(c.wrote), time.Now()
 			}
 			// The slice and the views age by 10 s and 30 s: a look a second is enough, and the
 			// views of a full slice are not parsed every 20 ms.
@@ -229,7 +239,7 @@ func (c *call) pending() (int, error) {
 		return 0, err
 	}
 	defer c.st.Unlock()
-	recs, err := c.st.pendingRecords(0)
+	recs, err := c.st.pendingRecords()
 	n := 0
 	for _, r := range recs {
 		if slices.ContainsFunc(r.Entries, func(e entry) bool { return e.Releasing || e.Pending && !e.Reserving }) {
@@ -237,6 +247,43 @@ func (c *call) pending() (int, error) {
 		}
 	}
 	return n, err
+}
+
+// flushDue says when a flusher writes: once the oldest entry with work has waited window
+// (the ADDs of a burst meet in one write), or once none came for quiet (a lone pod, the end
+// of a burst: the write goes while the node is idle, not into the next pod's ADD, which waits
+// for its reservation on the apiserver the write keeps busy). Every entry with work then
+// comes along, the youngest too: a pool write costs the apiserver the whole pool whether it
+// carries one entry or ten. The zero value writes at once.
+type flushDue struct{ window, quiet time.Duration }
+
+func (d flushDue) now(recs []*record, now time.Time) bool {
+	if d.window <= 0 {
+		return true
+	}
+	var oldest, newest time.Time
+	for _, r := range recs {
+		// Entries waiting for a retry, or for their reservation (an ADD killed midway), do
+		// not make a write due, or hold one back.
+		if !workNow(r, now) || r.marked.IsZero() {
+			continue
+		}
+		if oldest.IsZero() || r.marked.Before(oldest) {
+			oldest = r.marked
+		}
+		if r.marked.After(newest) {
+			newest = r.marked
+		}
+	}
+	return !oldest.IsZero() && (now.Sub(oldest) >= d.window || d.quiet > 0 && now.Sub(newest) >= d.quiet)
+}
+
+// workNow says whether flushOnce would write anything of r now.
+func workNow(r *record, now time.Time) bool {
+	if releasing(r) {
+		return !slices.ContainsFunc(r.Entries, func(e entry) bool { return e.RetryAt.After(now) })
+	}
+	return slices.ContainsFunc(r.Entries, func(e entry) bool { return e.Pending && !e.Reserving && !e.RetryAt.After(now) })
 }
 
 type flushItem struct {
@@ -247,15 +294,18 @@ type flushItem struct {
 // flushOnce writes the pending entries once, and takes the released ones out: picked under
 // the node lock, written without it (ADDs and DELs go on meanwhile) in one patch per pool,
 // then marked written (or their records dropped) under the lock again.
-func (c *call) flushOnce(ctx context.Context, minAge time.Duration) (int, error) {
+func (c *call) flushOnce(ctx context.Context, due flushDue) (int, error) {
 	if err := c.st.Lock(); err != nil {
 		return 0, err
 	}
-	recs, err := c.st.pendingRecords(minAge)
+	recs, err := c.st.pendingRecords()
+	now := time.Now()
+	if err == nil && !due.now(recs, now) {
+		recs = nil
+	}
 	adds, removes := map[string][]flushItem{}, map[string][]flushItem{}
 	var releases []*record
 	n := 0
-	now := time.Now()
 	for _, r := range recs {
 		if releasing(r) {
 			if slices.ContainsFunc(r.Entries, func(e entry) bool { return e.RetryAt.After(now) }) {

@@ -144,7 +144,7 @@ func (c *call) cachePool(name, rng string, p *wbv1.IPPool) *poolCache {
 		return pc
 	}
 	// What this node handed out and has not written yet is not in the pool read.
-	if recs, err := c.st.pendingRecords(0); err == nil {
+	if recs, err := c.st.pendingRecords(); err == nil {
 		for _, r := range recs {
 			for _, e := range r.Entries {
 				if key, _, ok := e.key(); ok && e.Pool == name && (e.Pending || e.Releasing) {

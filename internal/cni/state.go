@@ -50,6 +50,8 @@ type record struct {
 	// the same container and interface: a release carried out behind the node's lock, by the
 	// flusher, must finish only its own (records of older versions have none).
 	Gen string `json:"gen,omitempty"`
+	// marked is when the pending index last named the record (pendingRecords only).
+	marked time.Time
 }
 
 // newGen is a fresh record's Gen.
@@ -289,9 +291,9 @@ func (s *state) unmarkPending(r *record) {
 	_ = os.Remove(filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName))))
 }
 
-// pendingRecords loads the records the index names whose marker is at least minAge old,
-// dropping markers of records gone.
-func (s *state) pendingRecords(minAge time.Duration) ([]*record, error) {
+// pendingRecords loads the records the index names, each with its marker's time, dropping
+// markers of records gone.
+func (s *state) pendingRecords() ([]*record, error) {
 	des, err := os.ReadDir(s.pendingDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -301,11 +303,6 @@ func (s *state) pendingRecords(minAge time.Duration) ([]*record, error) {
 	}
 	var out []*record
 	for _, de := range des {
-		if minAge > 0 {
-			if info, err := de.Info(); err == nil && time.Since(info.ModTime()) < minAge {
-				continue
-			}
-		}
 		b, err := os.ReadFile(filepath.Join(s.dir, de.Name()))
 		if errors.Is(err, os.ErrNotExist) {
 			_ = os.Remove(filepath.Join(s.pendingDir(), de.Name()))
@@ -317,6 +314,9 @@ func (s *state) pendingRecords(minAge time.Duration) ([]*record, error) {
 		r := &record{}
 		if err := json.Unmarshal(b, r); err != nil {
 			return nil, fmt.Errorf("state record %s: %w", de.Name(), err)
+		}
+		if info, err := de.Info(); err == nil {
+			r.marked = info.ModTime()
 		}
 		out = append(out, r)
 	}

@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestFlushDue: when a flusher's write is due. Every entry then comes along (flushOnce takes
+// all pending records), so a due write carries the youngest entries too.
+func TestFlushDue(t *testing.T) {
+	const window, quiet = 100 * time.Millisecond, 30 * time.Millisecond
+	pending := entry{Pool: "p", Address: "10.0.0.1", Pending: true}
+	reserving := entry{Pool: "p", Address: "10.0.0.2", Pending: true, Reserving: true}
+	backingOff := entry{Pool: "p", Address: "10.0.0.3", Pending: true, RetryAt: time.Now().Add(time.Hour)}
+	type marker struct {
+		age time.Duration
+		e   entry
+	}
+	for _, tc := range []struct {
+		name    string
+		markers []marker
+		due     flushDue
+		want    bool
+	}{
+		{"nothing pending", nil, flushDue{window, quiet}, false},
+		{"zero rule: now", []marker{{0, pending}}, flushDue{}, true},
+		{"window reached, with a young entry beside", []marker{{150 * time.Millisecond, pending}, {2 * time.Millisecond, pending}}, flushDue{window, quiet}, true},
+		{"quiet node: before the window", []marker{{60 * time.Millisecond, pending}, {40 * time.Millisecond, pending}}, flushDue{window, quiet}, true},
+		{"an entry just came: wait", []marker{{60 * time.Millisecond, pending}, {5 * time.Millisecond, pending}}, flushDue{window, quiet}, false},
+		{"writes too close (no quiet rule): the window decides", []marker{{60 * time.Millisecond, pending}, {40 * time.Millisecond, pending}}, flushDue{window: window}, false},
+		{"no quiet rule, window reached", []marker{{120 * time.Millisecond, pending}, {40 * time.Millisecond, pending}}, flushDue{window: window}, true},
+		// An ADD killed before its reservation, or a write backing off, leaves an old marker
+		// behind: it must not make every new entry's write due at once (no batching left).
+		{"an old reserving entry does not make a write due", []marker{{time.Hour, reserving}, {5 * time.Millisecond, pending}}, flushDue{window, quiet}, false},
+		{"an old entry backing off does not make a write due", []marker{{time.Hour, backingOff}, {5 * time.Millisecond, pending}}, flushDue{window, quiet}, false},
+		{"nor hold one back", []marker{{time.Hour, backingOff}, {40 * time.Millisecond, pending}}, flushDue{window, quiet}, true},
+		{"a release due", []marker{{150 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.4", Releasing: true}}}, flushDue{window, quiet}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &state{dir: t.TempDir()}
+			now := time.Now()
+			for i, m := range tc.markers {
+				r := &record{ContainerID: "c" + string(rune('0'+i)), IfName: "net1", Entries: []entry{m.e}}
+				if err := s.save(r); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.markPending(r.ContainerID, r.IfName); err != nil {
+					t.Fatal(err)
+				}
+				marker := filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName)))
+				if err := os.Chtimes(marker, now.Add(-m.age), now.Add(-m.age)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			recs, err := s.pendingRecords()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != len(tc.markers) {
+				t.Fatalf("%d pending records, want %d", len(recs), len(tc.markers))
+			}
+			if got := tc.due.now(recs, now); got != tc.want {
+				t.Fatalf("due = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
