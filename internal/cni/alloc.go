@@ -219,7 +219,7 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 			// DELs written behind free their addresses a little later: before saying no,
 			// this ADD carries out those of the node still waiting for the flusher.
 			drained = true
-			if n, derr := c.releaseNow(ctx); derr != nil || n > 0 {
+			if n, derr := c.releaseNow(ctx, rec); derr != nil || n > 0 {
 				if derr != nil {
 					return netip.Addr{}, derr
 				}

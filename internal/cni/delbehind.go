@@ -202,13 +202,20 @@ func (c *call) settled(ctx context.Context, seen *record) (*record, error) {
 }
 
 // releaseNow carries out, the node lock held, the DELs of the node still waiting for the
-// flusher, and says how many. It lets go of the lock while it waits for entries being written.
-func (c *call) releaseNow(ctx context.Context) (int, error) {
+// flusher, and says how many. It lets go of the lock while it waits for entries being written;
+// own, the record of the ADD that calls it, is then as it stands after the wait.
+func (c *call) releaseNow(ctx context.Context, own *record) (int, error) {
 	if !c.deferred() {
 		return 0, nil
 	}
 	recs, err := c.st.pendingRecords()
 	if err != nil {
+		return 0, err
+	}
+	// While the lock is let go, the DEL (or a GC) of this ADD's own attachment may come and
+	// answer: it must find the record, and the ADD must not carry on after it, allocating what
+	// nothing would release.
+	if err := c.st.save(own); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -233,5 +240,13 @@ func (c *call) releaseNow(ctx context.Context) (int, error) {
 		}
 		n++
 	}
+	cur, err := c.st.load(own.ContainerID, own.IfName)
+	if err != nil {
+		return n, err
+	}
+	if cur == nil || cur.Gen != own.Gen || releasing(cur) {
+		return n, fmt.Errorf("network %q: the attachment was deleted while its ADD waited for the pool flusher", c.cfg.Name)
+	}
+	*own = *cur
 	return n, nil
 }
