@@ -268,11 +268,17 @@ func (d flushDue) now(recs []*record, now time.Time) bool {
 		if !workNow(r, now) || r.marked.IsZero() {
 			continue
 		}
-		if oldest.IsZero() || r.marked.Before(oldest) {
-			oldest = r.marked
+		marked := r.marked
+		if marked.After(now) {
+			// Marked before the clock stepped back: how long it has waited is unknown, and
+			// waiting for the clock to catch up would leave the pool without it meanwhile.
+			marked = now.Add(-d.window)
 		}
-		if r.marked.After(newest) {
-			newest = r.marked
+		if oldest.IsZero() || marked.Before(oldest) {
+			oldest = marked
+		}
+		if marked.After(newest) {
+			newest = marked
 		}
 	}
 	return !oldest.IsZero() && (now.Sub(oldest) >= d.window || d.quiet > 0 && now.Sub(newest) >= d.quiet)

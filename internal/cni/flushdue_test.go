@@ -52,6 +52,9 @@ func TestFlushDue(t *testing.T) {
 		{"an old reserving entry does not make a write due", []marker{{time.Hour, reserving}, {5 * time.Millisecond, pending}}, flushDue{window, quiet}, false},
 		{"an old entry backing off does not make a write due", []marker{{time.Hour, backingOff}, {5 * time.Millisecond, pending}}, flushDue{window, quiet}, false},
 		{"nor hold one back", []marker{{time.Hour, backingOff}, {40 * time.Millisecond, pending}}, flushDue{window, quiet}, true},
+		// A clock stepped back after the marker was written: its age is unknown, and
+		// waiting for the clock to catch up would leave the pool without it meanwhile.
+		{"a marker in the future", []marker{{-time.Hour, pending}}, flushDue{window, quiet}, true},
 		{"a release due", []marker{{150 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.4", Releasing: true}}}, flushDue{window, quiet}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

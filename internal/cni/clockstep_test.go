@@ -1,0 +1,79 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni_test
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cni"
+)
+
+// TestAnEntryMarkedBeforeTheClockSteppedBackIsWritten: the node's clock is stepped back (NTP
+// correcting a clock that ran ahead) after an ADD marked its entry pending and answered, so
+// the marker's time lies in the future. The flusher writes the entry all the same; it must not
+// wait, polling, until the clock has caught up with the marker, the pool lacking the entry.
+func TestAnEntryMarkedBeforeTheClockSteppedBackIsWritten(t *testing.T) {
+	const name, node, id = "clocknet", "node-clk", "c-clk"
+	slicePool(t, name, "10.84.6.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.84.6.16/28"})
+	slice, pool := netip.MustParsePrefix("10.84.6.16/28"), name+"-"+node+"-10.84.6.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.84.6.0/24","node_slice_size":"/28"`)
+	a := addProcess(t, conf, node, id)
+	poolEntry(t, pool, slice, a, id)
+	dir := netDir(t, node, name)
+	flusherGone(t, dir)
+	// As the ADD left it, before any flusher wrote it: pending, not in the pool.
+	p := &wbv1.IPPool{}
+	p.Name, p.Namespace = pool, poolNS
+	rm := []byte(`[{"op":"remove","path":"/spec/allocations/` + cni.Offset(slice, a) + `"}]`)
+	if err := k8s.Patch(context.Background(), p, client.RawPatch(types.JSONPatchType, rm)); err != nil {
+		t.Fatal(err)
+	}
+	markPendingAgain(t, dir, id, false)
+	future := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, ".pending", id+"_net1"), future, future); err != nil {
+		t.Fatal(err)
+	}
+	// The flusher the ADD started.
+	f := exec.Command(plugin, "flush", dir)
+	if err := f.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = f.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = f.Process.Kill()
+		<-exited
+	})
+	poolEntry(t, pool, slice, a, id)
+	flusherGone(t, dir)
+	if _, err := runPlugin("DEL", conf, id, node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id); err != nil {
+		t.Fatal(err)
+	}
+	recordGone(t, dir, id)
+	poolEntry(t, pool, slice, a, "")
+	flusherGone(t, dir)
+}
