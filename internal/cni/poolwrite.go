@@ -158,7 +158,9 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 					errs = append(errs, fmt.Errorf("IPPool %s: taking over offset %s left by %s: %w", pool, x.key, a.PodRef, err))
 				}
 			default:
-				why := fmt.Sprintf("IPPool %s: offset %s is held by %s, not %s", pool, x.key, a.PodRef, x.alloc.PodRef)
+				// Not named: the reason goes into an Event in x's namespace, and the holder
+				// may be another tenant's pod.
+				why := fmt.Sprintf("IPPool %s: offset %s is held by another attachment, not %s", pool, x.key, x.alloc.PodRef)
 				res.refused[x.id] = why
 				errs = append(errs, errors.New(why))
 			}

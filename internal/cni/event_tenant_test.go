@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cni"
+)
+
+// TestRefusalEventNamesNoOtherTenant: while the flusher writes a pod's entry, another holder
+// (in another namespace) takes the offset in the pool and its reservation, as a foreign
+// writer may. The pod is told with a PoolWriteRefused Event in its own namespace, readable by
+// whoever may read that namespace's Events: it must not name the other tenant's pod.
+func TestRefusalEventNamesNoOtherTenant(t *testing.T) {
+	const name, node = "evtenant", "node-evt"
+	ctx := context.Background()
+	slicePool(t, name, "10.84.7.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.84.7.16/28"})
+	slice, pool := netip.MustParsePrefix("10.84.7.16/28"), name+"-"+node+"-10.84.7.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.84.7.0/24","node_slice_size":"/28"`)
+	first := addProcess(t, conf, node, "c-evt-0")
+	poolEntry(t, pool, slice, first, "c-evt-0")
+	dir := netDir(t, node, name)
+	flusherGone(t, dir)
+	g := newGate(t, func(r *http.Request) bool {
+		return r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/ippools/"+pool)
+	})
+	a := addProcessArgs(t, g.through(conf), node, "c-evt-a", "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=c-evt-a;K8S_POD_UID=uid-c-evt-a")
+	g.waitHeld(t)
+	// The other holder: its pool entry at a's offset, and the address's reservation.
+	other := wbv1.IPAllocation{ContainerID: "c-secret", PodRef: "other-tenant/secret-pod", IfName: "net1"}
+	b, err := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/allocations/" + cni.Offset(slice, a), "value": other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &wbv1.IPPool{}
+	p.Name, p.Namespace = pool, poolNS
+	if err := k8s.Patch(ctx, p, client.RawPatch(types.JSONPatchType, b)); err != nil {
+		t.Fatal(err)
+	}
+	resv := &wbv1.OverlappingRangeIPReservation{}
+	resv.Name, resv.Namespace = cni.ReservationName(name, a), poolNS
+	if err := k8s.Delete(ctx, resv); err != nil {
+		t.Fatal(err)
+	}
+	resv = &wbv1.OverlappingRangeIPReservation{}
+	resv.Name, resv.Namespace = cni.ReservationName(name, a), poolNS
+	resv.Spec = wbv1.OverlappingRangeIPReservationSpec{ContainerID: other.ContainerID, PodRef: other.PodRef, IfName: other.IfName}
+	if err := k8s.Create(ctx, resv); err != nil {
+		t.Fatal(err)
+	}
+	g.open()
+	eventually(t, func() error {
+		if len(refusalEvents(t, "c-evt-a", pool)) == 0 {
+			return errors.New("no PoolWriteRefused Event on pod tenant/c-evt-a yet")
+		}
+		return nil
+	})
+	for _, ev := range refusalEvents(t, "c-evt-a", pool) {
+		if strings.Contains(ev.Message, "other-tenant") || strings.Contains(ev.Message, "secret-pod") {
+			t.Errorf("the Event on pod tenant/c-evt-a names the other tenant's pod: %s", ev.Message)
+		}
+		if !strings.Contains(ev.Message, a.String()) {
+			t.Errorf("the Event on pod tenant/c-evt-a does not name its address %s: %s", a, ev.Message)
+		}
+	}
+	for _, id := range []string{"c-evt-a", "c-evt-0"} {
+		if _, err := runPlugin("DEL", conf, id, node, "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recordGone(t, dir, "c-evt-a")
+	recordGone(t, dir, "c-evt-0")
+	flusherGone(t, dir)
+	if err := k8s.Delete(ctx, resv); err != nil {
+		t.Error(err)
+	}
+}
