@@ -18,6 +18,7 @@ package cni_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -37,10 +38,46 @@ import (
 // the marker's time lies in the future. The flusher writes the entry all the same; it must not
 // wait, polling, until the clock has caught up with the marker, the pool lacking the entry.
 func TestAnEntryMarkedBeforeTheClockSteppedBackIsWritten(t *testing.T) {
-	const name, node, id = "clocknet", "node-clk", "c-clk"
-	slicePool(t, name, "10.84.6.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.84.6.16/28"})
-	slice, pool := netip.MustParsePrefix("10.84.6.16/28"), name+"-"+node+"-10.84.6.16-28"
-	conf := netConf("1.1.0", name, `"range":"10.84.6.0/24","node_slice_size":"/28"`)
+	writtenAfterAClockStep(t, "clocknet", "10.84.6", func(dir, id string) {
+		future := time.Now().Add(time.Hour)
+		if err := os.Chtimes(filepath.Join(dir, ".pending", id+"_net1"), future, future); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestARetrySetBeforeTheClockSteppedBackIsTried: the same for an entry whose last write was
+// refused: its next try, set before the clock stepped back, lies further off than any backoff.
+func TestARetrySetBeforeTheClockSteppedBackIsTried(t *testing.T) {
+	writtenAfterAClockStep(t, "retrynet", "10.84.8", func(dir, id string) {
+		path := filepath.Join(dir, id+"_net1")
+		b, err := os.ReadFile(path)
+		rec := map[string]any{}
+		if err != nil || json.Unmarshal(b, &rec) != nil {
+			t.Fatalf("record %s: %v %s", path, err, b)
+		}
+		for _, e := range rec["entries"].([]any) {
+			e.(map[string]any)["tries"] = 3
+			e.(map[string]any)["retryAt"] = time.Now().Add(time.Hour)
+		}
+		if b, err = json.Marshal(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// writtenAfterAClockStep: an entry left pending, out of its pool, and then stepped (by step,
+// on the node's state directory) as a clock stepped back an hour leaves it, is written by the
+// flusher the ADD started. net is the /24's first three octets.
+func writtenAfterAClockStep(t *testing.T, name, net string, step func(dir, id string)) {
+	t.Helper()
+	node, id := "node-"+name, "c-"+name
+	slicePool(t, name, net+".0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: net + ".16/28"})
+	slice, pool := netip.MustParsePrefix(net+".16/28"), name+"-"+node+"-"+net+".16-28"
+	conf := netConf("1.1.0", name, `"range":"`+net+`.0/24","node_slice_size":"/28"`)
 	a := addProcess(t, conf, node, id)
 	poolEntry(t, pool, slice, a, id)
 	dir := netDir(t, node, name)
@@ -53,10 +90,7 @@ func TestAnEntryMarkedBeforeTheClockSteppedBackIsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	markPendingAgain(t, dir, id, false)
-	future := time.Now().Add(time.Hour)
-	if err := os.Chtimes(filepath.Join(dir, ".pending", id+"_net1"), future, future); err != nil {
-		t.Fatal(err)
-	}
+	step(dir, id)
 	// The flusher the ADD started.
 	f := exec.Command(plugin, "flush", dir)
 	if err := f.Start(); err != nil {

@@ -227,7 +227,17 @@ func flockWait(f *os.File) error {
 // flushBackoff is how long an entry the pool did not take waits before its next try: the
 // pool is read and patched once per try, never on every pass of the flusher.
 func flushBackoff(tries int) time.Duration {
-	return min(100*time.Millisecond<<min(tries, 10), 30*time.Second)
+	return min(100*time.Millisecond<<min(tries, 10), flushBackoffMax)
+}
+
+// flushBackoffMax is the longest wait flushBackoff gives.
+const flushBackoffMax = 30 * time.Second
+
+// backingOff says whether e waits for its next try at now. A RetryAt further off than the
+// longest backoff was set before the clock stepped back: the try is due, not once the clock
+// has caught up.
+func (e entry) backingOff(now time.Time) bool {
+	return e.RetryAt.After(now) && !e.RetryAt.After(now.Add(flushBackoffMax))
 }
 
 // pending counts the node's attachments with entries the flusher has to write or take out.
@@ -287,9 +297,9 @@ func (d flushDue) now(recs []*record, now time.Time) bool {
 // workNow says whether flushOnce would write anything of r now.
 func workNow(r *record, now time.Time) bool {
 	if releasing(r) {
-		return !slices.ContainsFunc(r.Entries, func(e entry) bool { return e.RetryAt.After(now) })
+		return !slices.ContainsFunc(r.Entries, func(e entry) bool { return e.backingOff(now) })
 	}
-	return slices.ContainsFunc(r.Entries, func(e entry) bool { return e.Pending && !e.Reserving && !e.RetryAt.After(now) })
+	return slices.ContainsFunc(r.Entries, func(e entry) bool { return e.Pending && !e.Reserving && !e.backingOff(now) })
 }
 
 type flushItem struct {
@@ -314,7 +324,7 @@ func (c *call) flushOnce(ctx context.Context, due flushDue) (int, error) {
 	n := 0
 	for _, r := range recs {
 		if releasing(r) {
-			if slices.ContainsFunc(r.Entries, func(e entry) bool { return e.RetryAt.After(now) }) {
+			if slices.ContainsFunc(r.Entries, func(e entry) bool { return e.backingOff(now) }) {
 				continue
 			}
 			releases = append(releases, r)
@@ -328,7 +338,7 @@ func (c *call) flushOnce(ctx context.Context, due flushDue) (int, error) {
 		}
 		changed := false
 		for i := range r.Entries {
-			if e := &r.Entries[i]; e.Pending && !e.Reserving && !e.RetryAt.After(now) {
+			if e := &r.Entries[i]; e.Pending && !e.Reserving && !e.backingOff(now) {
 				e.Flushing, changed = true, true
 				adds[e.Pool] = append(adds[e.Pool], flushItem{rec: r, entry: *e})
 				n++

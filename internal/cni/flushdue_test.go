@@ -29,7 +29,9 @@ func TestFlushDue(t *testing.T) {
 	const window, quiet = 100 * time.Millisecond, 30 * time.Millisecond
 	pending := entry{Pool: "p", Address: "10.0.0.1", Pending: true}
 	reserving := entry{Pool: "p", Address: "10.0.0.2", Pending: true, Reserving: true}
-	backingOff := entry{Pool: "p", Address: "10.0.0.3", Pending: true, RetryAt: time.Now().Add(time.Hour)}
+	backingOff := entry{Pool: "p", Address: "10.0.0.3", Pending: true, RetryAt: time.Now().Add(20 * time.Second)}
+	// A retry set before the clock stepped back an hour: further off than any backoff.
+	steppedBack := entry{Pool: "p", Address: "10.0.0.5", Pending: true, Tries: 3, RetryAt: time.Now().Add(time.Hour)}
 	type marker struct {
 		age time.Duration
 		e   entry
@@ -55,6 +57,7 @@ func TestFlushDue(t *testing.T) {
 		// A clock stepped back after the marker was written: its age is unknown, and
 		// waiting for the clock to catch up would leave the pool without it meanwhile.
 		{"a marker in the future", []marker{{-time.Hour, pending}}, flushDue{window, quiet}, true},
+		{"a retry set before the clock stepped back", []marker{{time.Hour, steppedBack}}, flushDue{window, quiet}, true},
 		{"a release due", []marker{{150 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.4", Releasing: true}}}, flushDue{window, quiet}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
