@@ -49,7 +49,7 @@ func TestAnEntryMarkedBeforeTheClockSteppedBackIsWritten(t *testing.T) {
 // TestARetrySetBeforeTheClockSteppedBackIsTried: the same for an entry whose last write was
 // refused: its next try, set before the clock stepped back, lies further off than any backoff.
 func TestARetrySetBeforeTheClockSteppedBackIsTried(t *testing.T) {
-	writtenAfterAClockStep(t, "retrynet", "10.84.8", func(dir, id string) {
+	writtenAfterAClockStep(t, "steppedretry", "10.84.8", func(dir, id string) {
 		path := filepath.Join(dir, id+"_net1")
 		b, err := os.ReadFile(path)
 		rec := map[string]any{}
