@@ -69,7 +69,7 @@ func TestRefusalEventNamesNoOtherTenant(t *testing.T) {
 	}
 	resv = &wbv1.OverlappingRangeIPReservation{}
 	resv.Name, resv.Namespace = cni.ReservationName(name, a), poolNS
-	resv.Spec = wbv1.OverlappingRangeIPReservationSpec{ContainerID: other.ContainerID, PodRef: other.PodRef, IfName: other.IfName}
+	resv.Spec = wbv1.OverlappingRangeIPReservationSpec(other)
 	if err := k8s.Create(ctx, resv); err != nil {
 		t.Fatal(err)
 	}
