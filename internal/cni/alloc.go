@@ -448,7 +448,16 @@ func (c *call) reserve(ctx context.Context, addr netip.Addr) (reservationRef, er
 	if c.ownsReservation(cur) {
 		return reservationRef{uid: string(cur.UID), rv: cur.ResourceVersion}, nil
 	}
-	return reservationRef{}, fmt.Errorf("%w: %s by %s", errTaken, name, cur.Spec.PodRef)
+	return reservationRef{}, fmt.Errorf("%w: %s by %s", errTaken, name, c.holderName(cur.Spec.PodRef))
+}
+
+// holderName is how an error names another holder of an address: the kubelet copies an ADD's
+// error into an Event of the pod, and a pod of another namespace may be another tenant's.
+func (c *call) holderName(podRef string) string {
+	if ns, _, ok := cutRef(podRef); ok && ns == c.podNS {
+		return podRef
+	}
+	return "a pod of another namespace"
 }
 
 // ownsReservation says whether a reservation is this attachment's. whereabouts v0.9.4 writes

@@ -283,7 +283,7 @@ func (c *call) takenFromClaim(ctx context.Context, name string, a netip.Addr) er
 	case err != nil:
 		return fmt.Errorf("reading reservation %s of IPAMClaim %s/%s: %w", rname, c.podNS, name, err)
 	case o.Spec.PodRef != c.podNS+"/"+name:
-		return fmt.Errorf("pod %s: address %s of IPAMClaim %s/%s is held by %s (reservation %s)", c.podRef(), a, c.podNS, name, o.Spec.PodRef, rname)
+		return fmt.Errorf("pod %s: address %s of IPAMClaim %s/%s is held by %s (reservation %s)", c.podRef(), a, c.podNS, name, c.holderName(o.Spec.PodRef), rname)
 	}
 	return nil
 }

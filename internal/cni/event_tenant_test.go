@@ -100,3 +100,39 @@ func TestRefusalEventNamesNoOtherTenant(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRequestedAddressErrorNamesNoOtherTenant: an ADD refused because another pod holds the
+// requested address says so without naming a pod of another namespace (the kubelet copies the
+// error into the pod's Events); a holder of the pod's own namespace is named.
+func TestRequestedAddressErrorNamesNoOtherTenant(t *testing.T) {
+	t.Setenv("NODENAME", "node-reqt")
+	ctx := context.Background()
+	const name = "reqtenant"
+	conf := netConf("1.0.0", name, `"range":"10.66.9.0/24"`)
+	for _, tc := range []struct {
+		addr, holder string
+		named        bool
+	}{
+		{"10.66.9.7", "other-tenant/secret-pod", false},
+		{"10.66.9.8", "tenant/neighbour", true},
+	} {
+		resv := &wbv1.OverlappingRangeIPReservation{}
+		resv.Name, resv.Namespace = cni.ReservationName(name, netip.MustParseAddr(tc.addr)), poolNS
+		resv.Spec = wbv1.OverlappingRangeIPReservationSpec{ContainerID: "c-holder", PodRef: tc.holder, IfName: "net1"}
+		if err := k8s.Create(ctx, resv); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := attachment{conf: conf, container: "c-reqt-" + tc.addr, pod: "reqt", args: "IP=" + tc.addr}.add()
+		switch {
+		case err == nil:
+			t.Errorf("%s: ADD of an address another pod holds succeeded", tc.addr)
+		case !strings.Contains(err.Error(), "reserved by another holder"):
+			t.Errorf("%s: ADD failed for another reason: %v", tc.addr, err)
+		case strings.Contains(err.Error(), tc.holder) != tc.named:
+			t.Errorf("%s: error %q, holder %s named: %v, want %v", tc.addr, err, tc.holder, !tc.named, tc.named)
+		}
+		if err := k8s.Delete(ctx, resv); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
