@@ -51,7 +51,7 @@ func main() {
 		}
 	}
 	if len(os.Args) > 2 && os.Args[1] == "flush" {
-		if err := cni.RunFlusher(os.Args[2]); err != nil {
+		if err := cni.RunFlusher(os.Args[2], len(os.Args) > 3 && os.Args[3] == cni.LockedFlag); err != nil {
 			fmt.Fprintln(os.Stderr, "rackwire flush:", err)
 			os.Exit(1)
 		}

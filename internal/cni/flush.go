@@ -109,6 +109,11 @@ func (s *state) flusherAlive() bool {
 
 // kickFlusher makes sure a flusher will write the pending entries: inline without a
 // binary, else a detached flusher process unless one is running.
+//
+// The ADD takes the flusher's lock itself and hands it to the flusher it starts (as fd 3):
+// a flusher probed for while it starts up is already holding it. Probing and starting apart,
+// the ADDs of a burst each found the lock free before the first flusher had taken it, and
+// started up to four flushers a node, each reading its configuration and the apiserver.
 func (c *call) kickFlusher(stdin []byte) error {
 	if FlushCommand == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
@@ -116,8 +121,16 @@ func (c *call) kickFlusher(stdin []byte) error {
 		_, err := c.flushOnce(ctx, flushDue{})
 		return err
 	}
-	if c.st.flusherAlive() {
-		return nil
+	lock, err := os.OpenFile(c.st.flusherLock(), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	// Closed without an unlock: once the flusher has its copy, the lock is the flusher's.
+	defer func() { _ = lock.Close() }()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
+		return nil // a flusher runs, or is being started with the lock
+	} else if err != nil {
+		return err
 	}
 	b, err := json.Marshal(flusherConf{Config: stdin, Node: c.node})
 	if err != nil {
@@ -131,8 +144,9 @@ func (c *call) kickFlusher(stdin []byte) error {
 		return err
 	}
 	defer func() { _ = devnull.Close() }()
-	cmd := exec.Command(FlushCommand, "flush", c.st.dir)
+	cmd := exec.Command(FlushCommand, "flush", c.st.dir, LockedFlag)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	cmd.ExtraFiles = []*os.File{lock}
 	// Its own session: the runtime waits for the plugin, not for the flusher.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -142,9 +156,25 @@ func (c *call) kickFlusher(stdin []byte) error {
 	return cmd.Process.Release()
 }
 
+// LockedFlag tells `rackwire flush <dir>` that its fd 3 is the node's flusher lock, taken
+// for it by the ADD or DEL that started it.
+const LockedFlag = "--locked"
+
+// inheritedLock is fd 3 when it is the flusher lock of st (the same file, by device and
+// inode), else nil: a flusher started by hand or by an older plugin takes the lock itself.
+func inheritedLock(st *state) *os.File {
+	// Checked before an os.File owns fd 3: its finalizer would close whatever fd 3 is.
+	var got, want unix.Stat_t
+	if unix.Fstat(3, &got) != nil || unix.Stat(st.flusherLock(), &want) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
+		return nil
+	}
+	return os.NewFile(3, st.flusherLock())
+}
+
 // RunFlusher is `rackwire flush <dir>`: it writes pending entries until none came for
-// flushIdle, and exits; a second flusher of the same node and network exits at once.
-func RunFlusher(dir string) error {
+// flushIdle, and exits; a second flusher of the same node and network waits for the first.
+// locked says fd 3 holds the flusher lock already (kickFlusher).
+func RunFlusher(dir string, locked bool) error {
 	b, err := os.ReadFile(filepath.Join(dir, ".flusher.json"))
 	if err != nil {
 		return err
@@ -165,9 +195,15 @@ func RunFlusher(dir string) error {
 	if filepath.Base(dir) != safeName(cfg.Name) {
 		c.legacy = legacyState(cfg, fc.Node)
 	}
-	lock, err := os.OpenFile(c.st.flusherLock(), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return err
+	var lock *os.File
+	if locked {
+		lock = inheritedLock(c.st)
+	}
+	held := lock != nil
+	if lock == nil {
+		if lock, err = os.OpenFile(c.st.flusherLock(), os.O_CREATE|os.O_RDWR, 0o600); err != nil {
+			return err
+		}
 	}
 	defer func() { _ = lock.Close() }()
 	for {
@@ -175,9 +211,12 @@ func RunFlusher(dir string) error {
 		// probes for a flusher holds it for an instant, and a flusher starting then would
 		// leave its entries unwritten; another flusher holds it only until it goes idle, and
 		// this one then looks for what is left.
-		if err := flockWait(lock); err != nil {
-			return err
+		if !held {
+			if err := flockWait(lock); err != nil {
+				return err
+			}
 		}
+		held = false
 		idleSince := time.Now()
 		var refreshed, wroteAt time.Time
 		window := flushWindow

@@ -766,21 +766,30 @@ func flusherGone(t *testing.T, dir string) {
 
 // flusherProcess is the pid of a live `rackwire flush <dir>` process, or "".
 func flusherProcess(dir string) string {
+	if pids := flusherProcesses(dir); len(pids) > 0 {
+		return pids[0]
+	}
+	return ""
+}
+
+// flusherProcesses are the pids of the live `rackwire flush <dir> [--locked]` processes.
+func flusherProcesses(dir string) []string {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []string
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if len(args) == 3 && args[1] == "flush" && args[2] == dir {
+		if len(args) >= 3 && args[1] == "flush" && args[2] == dir {
 			if st, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
 				continue // exited, not yet reaped
 			}
-			return filepath.Base(filepath.Dir(p))
+			pids = append(pids, filepath.Base(filepath.Dir(p)))
 		}
 	}
-	return ""
+	return pids
 }
 
 // slicePool creates a network's NodeSlicePool with the given slices, as the manager writes it.
