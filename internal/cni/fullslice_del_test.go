@@ -19,11 +19,8 @@ package cni_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,26 +35,10 @@ import (
 // and gone), and the pool and the reservation would hold the address for a pod that is gone.
 func TestDelOfAFullSliceAddWhileItWaitsIsNotLost(t *testing.T) {
 	const name, node = "fullslicedel", "node-fsd"
-	slicePool(t, name, "10.84.5.0/24", "/29", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.84.5.8/29"})
-	slice, pool := netip.MustParsePrefix("10.84.5.8/29"), name+"-"+node+"-10.84.5.8-29"
-	conf := netConf("1.1.0", name, `"range":"10.84.5.0/24","node_slice_size":"/29"`)
-	podArgs := func(id string) string { return "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id }
 	// Six addresses: five pods, then c-fsd-x takes the last.
 	ids := []string{"c-fsd-1", "c-fsd-2", "c-fsd-3", "c-fsd-4", "c-fsd-5"}
-	held := map[string]netip.Addr{}
-	for _, id := range ids {
-		held[id] = addProcess(t, conf, node, id)
-	}
-	for _, id := range ids {
-		poolEntry(t, pool, slice, held[id], id)
-	}
-	dir := netDir(t, node, name)
-	flusherGone(t, dir)
-	g := newGate(t, func(r *http.Request) bool {
-		return r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/ippools/"+pool)
-	})
-	addProcess(t, g.through(conf), node, "c-fsd-x")
-	g.waitHeld(t)
+	fs := fillSlice(t, name, node, "10.84.5.0/24", "10.84.5.8/29", ids, "c-fsd-x")
+	conf, pool, dir, g := fs.conf, fs.pool, fs.dir, fs.g
 	if _, err := runPlugin("DEL", conf, "c-fsd-x", node, podArgs("c-fsd-x")); err != nil {
 		t.Fatal(err)
 	}

@@ -35,26 +35,10 @@ import (
 // by no record and no reservation, and stays in the pool.
 func TestFullSliceAddWaitsForAnEntryBeingWritten(t *testing.T) {
 	const name, node = "fullslice", "node-fs"
-	slicePool(t, name, "10.84.1.0/24", "/29", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.84.1.8/29"})
-	slice, pool := netip.MustParsePrefix("10.84.1.8/29"), name+"-"+node+"-10.84.1.8-29"
-	conf := netConf("1.1.0", name, `"range":"10.84.1.0/24","node_slice_size":"/29"`)
-	podArgs := func(id string) string { return "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id }
 	// Six addresses: c-fs-z takes the lowest, four more the next, c-fs-x the last.
 	ids := []string{"c-fs-z", "c-fs-1", "c-fs-2", "c-fs-3", "c-fs-4"}
-	held := map[string]netip.Addr{}
-	for _, id := range ids {
-		held[id] = addProcess(t, conf, node, id)
-	}
-	for _, id := range ids {
-		poolEntry(t, pool, slice, held[id], id)
-	}
-	dir := netDir(t, node, name)
-	flusherGone(t, dir)
-	g := newGate(t, func(r *http.Request) bool {
-		return r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/ippools/"+pool)
-	})
-	x := addProcess(t, g.through(conf), node, "c-fs-x")
-	g.waitHeld(t)
+	fs := fillSlice(t, name, node, "10.84.1.0/24", "10.84.1.8/29", ids, "c-fs-x")
+	conf, pool, slice, dir, g, x := fs.conf, fs.pool, fs.slice, fs.dir, fs.g, fs.x
 	for _, id := range []string{"c-fs-z", "c-fs-x"} {
 		if _, err := runPlugin("DEL", conf, id, node, podArgs(id)); err != nil {
 			t.Fatal(err)
@@ -77,7 +61,51 @@ func TestFullSliceAddWaitsForAnEntryBeingWritten(t *testing.T) {
 	if o, ok := reservation(t, cni.ReservationName(name, x)); ok {
 		t.Errorf("reservation of %s left for %s", x, o.Spec.ContainerID)
 	}
-	for _, id := range append(ids[1:], "c-fs-y") {
+	delAll(t, conf, node, dir, pool, append(ids[1:], "c-fs-y")...)
+}
+
+// fullSlice is a node's /29 slice with six attachments, the last one's pool entry being
+// written: the flusher's PATCH of the pool is held at g.
+type fullSlice struct {
+	conf      []byte
+	pool, dir string
+	slice     netip.Prefix
+	g         *gate
+	x         netip.Addr // the last attachment's address
+	held      map[string]netip.Addr
+}
+
+// fillSlice fills node's slice sl of network name (range rng) with ids, their pool entries
+// written, then adds x through a gate that holds the flusher's write of x's entry.
+func fillSlice(t *testing.T, name, node, rng, sl string, ids []string, x string) fullSlice {
+	t.Helper()
+	slicePool(t, name, rng, "/29", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: sl})
+	fs := fullSlice{slice: netip.MustParsePrefix(sl), held: map[string]netip.Addr{},
+		pool: name + "-" + node + "-" + strings.ReplaceAll(sl, "/", "-"),
+		conf: netConf("1.1.0", name, fmt.Sprintf(`"range":%q,"node_slice_size":"/29"`, rng))}
+	for _, id := range ids {
+		fs.held[id] = addProcess(t, fs.conf, node, id)
+	}
+	for _, id := range ids {
+		poolEntry(t, fs.pool, fs.slice, fs.held[id], id)
+	}
+	fs.dir = netDir(t, node, name)
+	flusherGone(t, fs.dir)
+	fs.g = newGate(t, func(r *http.Request) bool {
+		return r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/ippools/"+fs.pool)
+	})
+	fs.x = addProcess(t, fs.g.through(fs.conf), node, x)
+	fs.g.waitHeld(t)
+	return fs
+}
+
+// podArgs are the CNI_ARGS of pod id of namespace tenant.
+func podArgs(id string) string { return "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id }
+
+// delAll sends DEL for each of ids and waits until the pool holds no entry.
+func delAll(t *testing.T, conf []byte, node, dir, pool string, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
 		if _, err := runPlugin("DEL", conf, id, node, podArgs(id)); err != nil {
 			t.Fatal(err)
 		}

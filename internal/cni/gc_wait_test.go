@@ -40,7 +40,6 @@ func TestGCJudgesRecordsAsTheyAreAfterItsWait(t *testing.T) {
 	slicePool(t, name, "10.84.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.84.0.16/28"})
 	slice, pool := netip.MustParsePrefix("10.84.0.16/28"), name+"-"+node+"-10.84.0.16-28"
 	conf := netConf("1.1.0", name, `"range":"10.84.0.0/24","node_slice_size":"/28"`)
-	podArgs := func(id string) string { return "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id }
 	x := addProcess(t, conf, node, "c-gw-x")
 	poolEntry(t, pool, slice, x, "c-gw-x")
 	dir := netDir(t, node, name)

@@ -62,7 +62,6 @@ func TestRefusedBatchWithoutItsReadBlamesNoEntry(t *testing.T) {
 	slicePool(t, name, "10.84.2.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.84.2.16/28"})
 	slice, pool := netip.MustParsePrefix("10.84.2.16/28"), name+"-"+node+"-10.84.2.16-28"
 	conf := netConf("1.1.0", name, `"range":"10.84.2.0/24","node_slice_size":"/28"`)
-	podArgs := func(id string) string { return "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id }
 	// A first attachment makes the pool and the node's directory.
 	first := addProcess(t, conf, node, "c-rb-0")
 	poolEntry(t, pool, slice, first, "c-rb-0")
@@ -142,16 +141,5 @@ func TestRefusedBatchWithoutItsReadBlamesNoEntry(t *testing.T) {
 	lift()
 	poolEntry(t, pool, slice, refused, "c-refused")
 	<-exited
-	for _, id := range []string{"c-rb-0", "c-rb-ok", "c-refused"} {
-		if _, err := runPlugin("DEL", conf, id, node, podArgs(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	flusherGone(t, dir)
-	eventually(t, func() error {
-		if got := ippool(t, pool).Spec.Allocations; len(got) != 0 {
-			return fmt.Errorf("pool entries left after every DEL: %v", got)
-		}
-		return nil
-	})
+	delAll(t, conf, node, dir, pool, "c-rb-0", "c-rb-ok", "c-refused")
 }
