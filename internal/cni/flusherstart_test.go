@@ -19,11 +19,13 @@ package cni_test
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cni"
 )
 
 // TestBurstOfAddsStartsOneFlusher: ADDs that end at once on a node start one flusher between
@@ -71,5 +73,35 @@ func TestBurstOfAddsStartsOneFlusher(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	flusherGone(t, dir)
+}
+
+// TestAnAddBesideAProbeStartsAFlusher: an ADD whose kick finds the flusher lock held by a
+// DEL, GC or ADD that only looks for a flusher (flusherAlive holds it for an instant) still
+// starts one. It took the probe for a flusher and started none: its entry stayed out of the
+// pool until some later ADD or DEL of the node came by, which on a quiet node may be never.
+// The probe is held across the ADD here, the instant stretched: the interleaving is the
+// test's, not the scheduler's.
+func TestAnAddBesideAProbeStartsAFlusher(t *testing.T) {
+	const name, node = "probekick", "node-pk"
+	slicePool(t, name, "10.85.1.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.85.1.16/28"})
+	slice, pool := netip.MustParsePrefix("10.85.1.16/28"), name+"-"+node+"-10.85.1.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.85.1.0/24","node_slice_size":"/28"`)
+	first := addProcess(t, conf, node, "c-pk-0") // makes the state directory and the pool
+	poolEntry(t, pool, slice, first, "c-pk-0")
+	dir := netDir(t, node, name)
+	flusherGone(t, dir)
+	release, ok := cni.HoldFlusherProbe(dir)
+	if !ok {
+		t.Fatal("the flusher lock is held with no flusher left")
+	}
+	a := addProcess(t, conf, node, "c-pk-1")
+	// A started flusher has exec'd before its ADD exits; it waits for the probe to go.
+	started := len(flusherProcesses(dir)) > 0
+	release()
+	if !started {
+		t.Fatal("the ADD took a probe of the flusher lock for a flusher and started none: its entry is left unwritten")
+	}
+	poolEntry(t, pool, slice, a, "c-pk-1")
 	flusherGone(t, dir)
 }
