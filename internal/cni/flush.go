@@ -192,6 +192,9 @@ func inheritedLock(st *state) *os.File {
 	if unix.Fstat(3, &got) != nil || unix.Stat(st.flusherLock(), &want) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
 		return nil
 	}
+	// Inherited without close-on-exec: what the flusher runs (a kubeconfig's credential
+	// plugin) would hold the lock too, and keep it past a flusher that was killed.
+	unix.CloseOnExec(3)
 	return os.NewFile(3, st.flusherLock())
 }
 
