@@ -18,3 +18,13 @@ package cni
 
 // RefusedForGood is refusedForGood, for the tests that show it the apiserver's own answers.
 var RefusedForGood = refusedForGood
+
+// HoldFlusherProbe holds dir's flusher lock as a DEL, GC or ADD that looks for a flusher
+// holds it for an instant, until the returned func is called.
+func HoldFlusherProbe(dir string) (release func(), ok bool) {
+	f, alive := (&state{dir: dir}).probeFlusher()
+	if alive || f == nil {
+		return nil, false
+	}
+	return func() { _ = f.Close() }, true
+}

@@ -99,12 +99,27 @@ func (s *state) flusherLock() string { return filepath.Join(s.dir, ".flusher") }
 
 // flusherAlive says whether a flusher holds the node's flusher lock.
 func (s *state) flusherAlive() bool {
+	f, alive := s.probeFlusher()
+	if f != nil {
+		_ = f.Close()
+	}
+	return alive
+}
+
+// probeFlusher looks for a flusher: alive when one holds the flusher lock, else the lock
+// as a probe holds it (closing the file lets it go). A probe holds it shared, a flusher (and
+// the ADD that starts one) exclusive: an ADD that finds it held can tell a probe from a
+// flusher, and two probes do not take each other for one.
+func (s *state) probeFlusher() (*os.File, bool) {
 	f, err := os.OpenFile(s.flusherLock(), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	defer func() { _ = f.Close() }()
-	return errors.Is(unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB), unix.EWOULDBLOCK)
+	if errors.Is(unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK) {
+		_ = f.Close()
+		return nil, true
+	}
+	return f, false
 }
 
 // kickFlusher makes sure a flusher will write the pending entries: inline without a
@@ -127,8 +142,14 @@ func (c *call) kickFlusher(stdin []byte) error {
 	}
 	// Closed without an unlock: once the flusher has its copy, the lock is the flusher's.
 	defer func() { _ = lock.Close() }()
+	handOver := true
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
-		return nil // a flusher runs, or is being started with the lock
+		if c.st.flusherAlive() {
+			return nil // a flusher runs, or is being started with the lock
+		}
+		// Only probes hold it, for an instant: the flusher takes it itself once they have
+		// gone. Taken for a flusher, a probe left the entry unwritten with none running.
+		handOver = false
 	} else if err != nil {
 		return err
 	}
@@ -144,9 +165,12 @@ func (c *call) kickFlusher(stdin []byte) error {
 		return err
 	}
 	defer func() { _ = devnull.Close() }()
-	cmd := exec.Command(FlushCommand, "flush", c.st.dir, LockedFlag)
+	cmd := exec.Command(FlushCommand, "flush", c.st.dir)
+	if handOver {
+		cmd.Args = append(cmd.Args, LockedFlag)
+		cmd.ExtraFiles = []*os.File{lock}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
-	cmd.ExtraFiles = []*os.File{lock}
 	// Its own session: the runtime waits for the plugin, not for the flusher.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -168,6 +192,9 @@ func inheritedLock(st *state) *os.File {
 	if unix.Fstat(3, &got) != nil || unix.Stat(st.flusherLock(), &want) != nil || got.Dev != want.Dev || got.Ino != want.Ino {
 		return nil
 	}
+	// Inherited without close-on-exec: what the flusher runs (a kubeconfig's credential
+	// plugin) would hold the lock too, and keep it past a flusher that was killed.
+	unix.CloseOnExec(3)
 	return os.NewFile(3, st.flusherLock())
 }
 

@@ -28,7 +28,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
@@ -161,14 +160,11 @@ func TestStartingFlusherOutlastsAProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The probe: the flusher lock held, as flusherAlive holds it for an instant.
-	probe, err := os.OpenFile(filepath.Join(dir, ".flusher"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
+	release, ok := cni.HoldFlusherProbe(dir)
+	if !ok {
+		t.Fatal("the flusher lock is held with no flusher left")
 	}
-	defer func() { _ = probe.Close() }()
-	if err := unix.Flock(int(probe.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		t.Fatal(err)
-	}
+	defer release()
 	cmd := exec.Command(plugin, "flush", dir)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -189,9 +185,7 @@ func TestStartingFlusherOutlastsAProbe(t *testing.T) {
 		}
 		return fmt.Errorf("flusher %d neither waits for the lock nor has exited", cmd.Process.Pid)
 	})
-	if err := unix.Flock(int(probe.Fd()), unix.LOCK_UN); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if gone {
 		t.Fatal("the flusher exited on finding the lock held by a probe, its entry unwritten")
 	}
