@@ -19,10 +19,12 @@ package cni
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -142,9 +144,39 @@ func writeIfChanged(path string, data []byte, mode os.FileMode) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
+	// A temporary file of its own: ADDs, DELs and flushers of a node write the same caches at
+	// once, and with one shared temporary name a writer renamed another's half-written file
+	// into place, or found its own renamed away and failed.
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	tmp := f.Name()
+	if err := writeAndClose(f, data, mode); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// isTempFile says whether name is one of writeIfChanged's temporary files (or an older
+// plugin's, named .tmp).
+func isTempFile(name string) bool {
+	if strings.HasSuffix(name, ".tmp") {
+		return true
+	}
+	i := strings.LastIndex(name, ".tmp-")
+	return i >= 0 && i+len(".tmp-") < len(name) && strings.Trim(name[i+len(".tmp-"):], "0123456789") == ""
+}
+
+func writeAndClose(f *os.File, data []byte, mode os.FileMode) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	return errors.Join(err, f.Close())
 }

@@ -224,7 +224,7 @@ func (c *call) refreshViews(ctx context.Context) error {
 	for _, path := range paths {
 		// Pool names are DNS subdomains: safeName left them as they were.
 		name := strings.TrimPrefix(filepath.Base(path), ".pool-")
-		if strings.HasSuffix(name, ".tmp") {
+		if isTempFile(name) {
 			continue
 		}
 		pc := c.st.readView(name)

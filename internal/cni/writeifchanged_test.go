@@ -1,0 +1,88 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// TestWriteIfChangedConcurrently: writers of one file at once (the ADDs, DELs and flusher of a
+// node write the same caches) all succeed, and the file ends up whole, as one of them wrote it.
+func TestWriteIfChangedConcurrently(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".cache")
+	contents := make([][]byte, 8)
+	for i := range contents {
+		contents[i] = bytes.Repeat([]byte{byte('a' + i)}, 64<<10)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(contents))
+	for _, c := range contents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				if err := writeIfChanged(path, c, 0o600); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := false
+	for _, c := range contents {
+		whole = whole || bytes.Equal(got, c)
+	}
+	if !whole {
+		t.Errorf("the file holds %d bytes that no writer wrote whole", len(got))
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*tmp*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v; want 0600", info.Mode().Perm(), err)
+	}
+}
+
+func TestIsTempFile(t *testing.T) {
+	for name, want := range map[string]bool{
+		"net-10.0.0.0-24":            false,
+		"net-10.0.0.0-24.tmp":        true,
+		"net-10.0.0.0-24.tmp-123456": true,
+		"my.tmp-net-10.0.0.0-24":     false,
+		"net-10.0.0.0-24.tmp-":       false,
+		"net-10.0.0.0-24.tmp-12a":    false,
+	} {
+		if got := isTempFile(name); got != want {
+			t.Errorf("isTempFile(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
