@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -134,5 +135,47 @@ func TestRequestedAddressErrorNamesNoOtherTenant(t *testing.T) {
 		if err := k8s.Delete(ctx, resv); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestCheckErrorNamesNoOtherTenant: a CHECK that finds the attachment's reservation taken by
+// a pod of another namespace says so without naming that pod (a CHECK's error, like an ADD's,
+// reaches the pod's runtime and Events); a holder of the pod's own namespace is named.
+func TestCheckErrorNamesNoOtherTenant(t *testing.T) {
+	t.Setenv("NODENAME", "node-chkt")
+	ctx := context.Background()
+	const name = "chktenant"
+	conf := netConf("1.1.0", name, `"range":"10.66.10.0/24"`)
+	for i, tc := range []struct {
+		holder string
+		named  bool
+	}{
+		{"other-tenant/secret-pod", false},
+		{"tenant/neighbour", true},
+	} {
+		a := attachment{conf: conf, container: fmt.Sprintf("c-chkt-%d", i), pod: fmt.Sprintf("chkt-%d", i)}
+		res := a.mustAdd(t)
+		addr := netip.MustParsePrefix(addrs(res)[0]).Addr()
+		resv := &wbv1.OverlappingRangeIPReservation{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: poolNS, Name: cni.ReservationName(name, addr)}, resv); err != nil {
+			t.Fatal(err)
+		}
+		resv.Spec.ContainerID, resv.Spec.PodRef = "c-holder", tc.holder
+		if err := k8s.Update(ctx, resv); err != nil {
+			t.Fatal(err)
+		}
+		err := a.check(t, "1.1.0", res)
+		switch {
+		case err == nil:
+			t.Errorf("%s: CHECK of an address another pod holds succeeded", tc.holder)
+		case !strings.Contains(err.Error(), "belongs to"):
+			t.Errorf("%s: CHECK failed for another reason: %v", tc.holder, err)
+		case strings.Contains(err.Error(), tc.holder) != tc.named:
+			t.Errorf("error %q, holder %s named: %v, want %v", err, tc.holder, !tc.named, tc.named)
+		}
+		if err := k8s.Delete(ctx, resv); err != nil {
+			t.Fatal(err)
+		}
+		_ = a.del()
 	}
 }

@@ -137,7 +137,7 @@ func (c *call) checkAddress(ctx context.Context, rec *record, a netip.Addr) erro
 		return fmt.Errorf("%s: reservation %s: %w", a, e.Reservation, err)
 	}
 	if !c.ownsReservation(orip) {
-		return fmt.Errorf("%s: reservation %s belongs to %s", a, e.Reservation, orip.Spec.PodRef)
+		return fmt.Errorf("%s: reservation %s belongs to %s", a, e.Reservation, c.holderName(orip.Spec.PodRef))
 	}
 	return nil
 }
