@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestWriteIfChangedConcurrently: writers of one file at once (the ADDs, DELs and flusher of a
@@ -83,6 +84,42 @@ func TestIsTempFile(t *testing.T) {
 	} {
 		if got := isTempFile(name); got != want {
 			t.Errorf("isTempFile(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestWriteIfChangedRemovesStaleTemporaries: a writer killed between its temporary file's
+// creation and its rename (a runtime kills an ADD past its timeout) leaves that file; with a
+// name of its own per writer, nothing else would ever write over it, and every such kill
+// would add one for good. The next write of the file takes out those of its own that are
+// stale, and leaves a live writer's young one, and those of other files.
+func TestWriteIfChangedRemovesStaleTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".cache")
+	stale := []string{path + ".tmp-111", path + ".tmp"}
+	young, other := path+".tmp-222", filepath.Join(dir, ".claims.tmp-333")
+	for _, p := range append(stale, young, other) {
+		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, p := range append(stale, other) {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := writeIfChanged(path, []byte("whole"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("stale temporary %s left: %v", filepath.Base(p), err)
+		}
+	}
+	for _, p := range []string{young, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err)
 		}
 	}
 }
