@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,9 +67,12 @@ type refusedWrite struct {
 // says so otherwise.
 func (c *call) tellRefused(refusals []refusedWrite) {
 	for _, w := range refusals {
+		ns, name, ok := cutRef(w.rec.PodRef)
+		if !ok {
+			continue // no pod to tell
+		}
 		pod := *c
-		pod.podNS, pod.podName, _ = strings.Cut(w.rec.PodRef, "/")
-		pod.podUID = w.rec.PodUID
+		pod.podNS, pod.podName, pod.podUID = ns, name, w.rec.PodUID
 		pod.event("PoolWriteRefused", fmt.Sprintf("IPPool %s did not take %s for container %s, interface %s (the address stays reserved; the write is tried again): %s",
 			w.entry.Pool, w.entry.Address, w.rec.ContainerID, w.rec.IfName, w.entry.Refused))
 	}

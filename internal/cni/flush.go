@@ -245,7 +245,7 @@ func RunFlusher(dir string, locked bool) error {
 		}
 		held = false
 		idleSince := time.Now()
-		var refreshed, wroteAt time.Time
+		var refreshed, wroteAt, swept time.Time
 		window := flushWindow
 		for time.Since(idleSince) < flushIdle {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
@@ -264,6 +264,10 @@ func RunFlusher(dir string, locked bool) error {
 			if time.Since(refreshed) >= time.Second {
 				err = errors.Join(err, c.refreshSlice(ctx), c.refreshViews(ctx), c.refreshClaimsBehind(ctx))
 				refreshed = time.Now()
+			}
+			if time.Since(swept) >= time.Minute {
+				c.st.removeStaleTemps()
+				swept = time.Now()
 			}
 			cancel()
 			if n > 0 {
@@ -365,7 +369,13 @@ func workNow(r *record, now time.Time) bool {
 	if releasing(r) {
 		return !slices.ContainsFunc(r.Entries, func(e entry) bool { return e.backingOff(now) })
 	}
-	return slices.ContainsFunc(r.Entries, func(e entry) bool { return e.Pending && !e.Reserving && !e.backingOff(now) })
+	return slices.ContainsFunc(r.Entries, func(e entry) bool { return e.writable(now) })
+}
+
+// writable says whether e is an entry to write into its pool now: pending, reserved, not
+// waiting for its next try.
+func (e entry) writable(now time.Time) bool {
+	return e.Pending && !e.Reserving && !e.backingOff(now)
 }
 
 type flushItem struct {
@@ -390,7 +400,7 @@ func (c *call) flushOnce(ctx context.Context, due flushDue) (int, error) {
 	n := 0
 	for _, r := range recs {
 		if releasing(r) {
-			if slices.ContainsFunc(r.Entries, func(e entry) bool { return e.backingOff(now) }) {
+			if !workNow(r, now) {
 				continue
 			}
 			releases = append(releases, r)
@@ -404,7 +414,7 @@ func (c *call) flushOnce(ctx context.Context, due flushDue) (int, error) {
 		}
 		changed := false
 		for i := range r.Entries {
-			if e := &r.Entries[i]; e.Pending && !e.Reserving && !e.backingOff(now) {
+			if e := &r.Entries[i]; e.writable(now) {
 				e.Flushing, changed = true, true
 				adds[e.Pool] = append(adds[e.Pool], flushItem{rec: r, entry: *e})
 				n++

@@ -160,35 +160,7 @@ func writeIfChanged(path string, data []byte, mode os.FileMode) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	removeStaleTemps(path)
 	return nil
-}
-
-// staleTemp is the age past which a temporary file of writeIfChanged is a killed writer's: a
-// live one renames its own within moments, and one taken from it fails that write.
-const staleTemp = 10 * time.Minute
-
-// removeStaleTemps takes out path's temporary files left by writers killed before their
-// rename: each has a name of its own, so none is ever written over, and every kill (a runtime
-// ends an ADD past its timeout) would leave one more for good.
-func removeStaleTemps(path string) {
-	des, err := os.ReadDir(filepath.Dir(path))
-	if err != nil {
-		return
-	}
-	base := filepath.Base(path)
-	for _, de := range des {
-		n := de.Name()
-		rest, ok := strings.CutPrefix(n, base)
-		digits, numbered := strings.CutPrefix(rest, ".tmp-")
-		own := rest == ".tmp" || numbered && digits != "" && strings.Trim(digits, "0123456789") == ""
-		if !ok || !own || de.IsDir() {
-			continue
-		}
-		if info, err := de.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
-			_ = os.Remove(filepath.Join(filepath.Dir(path), n))
-		}
-	}
 }
 
 // isTempFile says whether name is one of writeIfChanged's temporary files (or an older

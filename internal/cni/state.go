@@ -291,6 +291,29 @@ func (s *state) unmarkPending(r *record) {
 	_ = os.Remove(filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName))))
 }
 
+// staleTemp is the age past which a temporary file in the node's directory is a killed
+// writer's: a live one renames its own within moments.
+const staleTemp = 10 * time.Minute
+
+// removeStaleTemps takes out the temporary files of writers killed before their rename (a
+// runtime ends an ADD past its timeout): each writer's has a name of its own, so nothing
+// would ever write over them. The flusher calls it, off the verbs' path: reading the
+// directory reads every record's name.
+func (s *state) removeStaleTemps() {
+	des, err := os.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		if de.IsDir() || !isTempFile(de.Name()) {
+			continue
+		}
+		if info, err := de.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
+			_ = os.Remove(filepath.Join(s.dir, de.Name()))
+		}
+	}
+}
+
 // pendingRecords loads the records the index names, each with its marker's time, dropping
 // markers of records gone.
 func (s *state) pendingRecords() ([]*record, error) {

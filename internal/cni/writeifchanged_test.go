@@ -88,36 +88,31 @@ func TestIsTempFile(t *testing.T) {
 	}
 }
 
-// TestWriteIfChangedRemovesStaleTemporaries: a writer killed between its temporary file's
-// creation and its rename (a runtime kills an ADD past its timeout) leaves that file; with a
-// name of its own per writer, nothing else would ever write over it, and every such kill
-// would add one for good. The next write of the file takes out those of its own that are
-// stale, and leaves a live writer's young one, and those of other files.
-func TestWriteIfChangedRemovesStaleTemporaries(t *testing.T) {
+// TestRemoveStaleTemps: the temporary files of writers killed before their rename go once
+// they are old; a young one (a writer at work), the files themselves and records stay.
+func TestRemoveStaleTemps(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, ".cache")
-	stale := []string{path + ".tmp-111", path + ".tmp"}
-	young, other := path+".tmp-222", filepath.Join(dir, ".claims.tmp-333")
-	for _, p := range append(stale, young, other) {
-		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
+	stale := []string{path + ".tmp-111", path + ".tmp", filepath.Join(dir, ".claims.tmp-333"), filepath.Join(dir, "c1_net1.tmp")}
+	kept := []string{path, path + ".tmp-222", filepath.Join(dir, "c1_net1"), filepath.Join(dir, ".pool-net-10.0.0.0-24")}
+	for _, p := range append(stale, kept...) {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old := time.Now().Add(-time.Hour)
-	for _, p := range append(stale, other) {
+	for _, p := range append(stale, path, filepath.Join(dir, "c1_net1")) {
 		if err := os.Chtimes(p, old, old); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := writeIfChanged(path, []byte("whole"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	(&state{dir: dir}).removeStaleTemps()
 	for _, p := range stale {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("stale temporary %s left: %v", filepath.Base(p), err)
 		}
 	}
-	for _, p := range []string{young, other} {
+	for _, p := range kept {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)
 		}
