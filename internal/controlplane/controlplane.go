@@ -35,7 +35,7 @@ var (
 	CRDDirs    = []string{"config/crd/bases", "config/crd/external", "test/crds"}
 	WebhookDir = "config/webhook"
 	// WebhookFiles are the webhook configurations under WebhookDir.
-	WebhookFiles = []string{"manifests.yaml", "launcherpod.yaml", "host.yaml", "nodeslicepool.yaml"}
+	WebhookFiles = []string{"manifests.yaml", "launcherpod.yaml", "host.yaml", "nodeslicepool.yaml", "claims.yaml"}
 	SamplesDir   = "config/samples"
 )
 
@@ -73,7 +73,7 @@ func New(root string) (*envtest.Environment, error) {
 	}
 	// Webhook configurations only exist once an area registers a webhook; until then
 	// there is nothing to install.
-	// launcherpod.yaml, host.yaml and nodeslicepool.yaml are written by hand: they need
+	// launcherpod.yaml, host.yaml, nodeslicepool.yaml and claims.yaml are written by hand: they need
 	// objectSelectors or matchConditions, which controller-gen's marker cannot say.
 	for _, f := range WebhookFiles {
 		hooks := filepath.Join(root, WebhookDir, f)

@@ -129,6 +129,9 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if e.Config, err = e.cp.Start(); err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
+	if err := controlplane.InstallPolicies(ctx, e.Config, opts.Root); err != nil {
+		return nil, fmt.Errorf("installing the admission policies: %w", err)
+	}
 	if err := e.procs.recordChildren(); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ limitations under the License.
 // them.
 //
 // The floor that counts the user's create is measured the same way: the user's claim
-// creates (with the finalizer on, as a mutating webhook would put it) by createWorkers
+// creates (with the finalizer on, as the claim-finalizer admission policy puts it) by createWorkers
 // workers, and beside them, as each lands, the IPAddress create and status patch an
 // allocator answers it with, by limitWorkers workers: three writes per claim, the user's
 // among them, at full speed on the same apiserver.

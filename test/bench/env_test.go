@@ -81,6 +81,10 @@ func startEnv(ctx context.Context, dir string) (*env, error) {
 	if e.cfg, err = e.cp.Start(); err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
+	if err := controlplane.InstallPolicies(ctx, e.cfg, root); err != nil {
+		e.stop()
+		return nil, err
+	}
 	// The harness's own client must never be what limits a figure.
 	e.cfg.QPS, e.cfg.Burst = 1000, 2000
 	if e.c, err = client.NewWithWatch(e.cfg, client.Options{Scheme: scheme.New()}); err != nil {

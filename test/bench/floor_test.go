@@ -36,7 +36,7 @@ import (
 // at the rate the rackwire runs make them (createWorkers), and, as each lands, the fewest
 // writes an allocator can answer it with (IPAddress create, status patch) by a plain
 // client with limitWorkers workers, all at full speed on the same apiserver. The claims are
-// created with their finalizer, as a mutating webhook would put it on, so no write of the
+// created with their finalizer, as the claim-finalizer admission policy puts it on, so no write of the
 // floor's is one a faster allocator could drop: three writes per claim. The claims point at
 // a pool kind rackwire does not serve, so the manager reconciles none of them but its
 // webhooks stay in the write path, as for the limit.

@@ -96,6 +96,9 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cp.Stop() })
+	if err := controlplane.InstallPolicies(ctx, cfg, root); err != nil {
+		t.Fatal(err)
+	}
 	// test/crds' Metal3Machine is installed first and CAPM3's replaces it: envtest's wait for
 	// the CRDs can pass on the first one, before v1beta2 is served.
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)

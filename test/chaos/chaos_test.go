@@ -102,6 +102,9 @@ func TestChaos(t *testing.T) {
 		}
 		_ = env.Stop()
 	}()
+	if err := controlplane.InstallPolicies(ctx, cfg, root); err != nil {
+		t.Fatal(err)
+	}
 	if api, err = findAPIServer(dir); err != nil {
 		t.Fatal(err)
 	}

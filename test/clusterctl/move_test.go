@@ -83,6 +83,9 @@ func startManagement(t *testing.T, name string) *managementCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	if err := controlplane.InstallPolicies(ctx, cfg, root); err != nil {
+		t.Fatal(err)
+	}
 	sch := scheme.New()
 	if err := apiextensionsv1.AddToScheme(sch); err != nil {
 		t.Fatal(err)

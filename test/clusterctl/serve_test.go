@@ -23,11 +23,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	clusterctl "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
@@ -205,9 +207,38 @@ func TestServeVariablesGateWebhooks(t *testing.T) {
 	refusedBy(sample("metal3_v1alpha1_switch.yaml", "served"), "vswitch-v1alpha1.metal3.io")
 	refusedBy(sample("whereabouts_v1alpha1_nodeslicepool.yaml", "served"), "vnodeslicepool-v1alpha1.whereabouts.cni.cncf.io")
 
-	// The same components with IPAM on (the default): now the IPPool goes to its webhook.
+	// The same components with IPAM on (the default): now the IPPool goes to its webhook,
+	// and the claim-finalizer policy puts rackwire's finalizer on a new IPClaim.
 	applyComponents(ctx, t, k8s, renderComponents(ctx, t, nil))
 	refusedBy(sample("ipam_v1alpha1_ippool.yaml", "served"), "mippool-v1alpha1.ipam.metal3.io")
+	claimFinalized(ctx, t, k8s, true)
+
+	// IPAM off again: the policy, which the apiserver applied a moment ago, stops.
+	applyComponents(ctx, t, k8s, off)
+	claimFinalized(ctx, t, k8s, false)
+}
+
+// claimFinalized waits until the dry-run create of an IPClaim comes back with rackwire's
+// claim finalizer (want) or without it: the apiserver applies a changed admission policy a
+// moment after it is stored, not at once.
+func claimFinalized(ctx context.Context, t *testing.T, k8s client.Client, want bool) {
+	t.Helper()
+	var got []string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		claim := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"pool": map[string]any{"name": "pool"}}}}
+		claim.SetAPIVersion("ipam.metal3.io/v1alpha1")
+		claim.SetKind("IPClaim")
+		claim.SetNamespace("default")
+		claim.SetName("claim")
+		if err := k8s.Create(ctx, claim, client.DryRunAll); err != nil {
+			return false, err
+		}
+		got = claim.GetFinalizers()
+		return slices.Contains(got, "ipclaim.ipam.metal3.io") == want, nil
+	})
+	if err != nil {
+		t.Fatalf("IPAM served %t: a new IPClaim's finalizers stay %v: %v", want, got, err)
+	}
 }
 
 // applyComponents applies objs server-side, CRDs and Namespaces first, as clusterctl orders them.

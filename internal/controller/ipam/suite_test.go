@@ -77,6 +77,7 @@ var _ = BeforeSuite(func() {
 	testEnv.CRDDirectoryPaths = append(testEnv.CRDDirectoryPaths, filepath.Join("testdata", "crd"))
 	cfg, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())
+	Expect(controlplane.InstallPolicies(ctx, cfg, root)).To(Succeed())
 	// The bursts below create thousands of objects; client-go's default 5 QPS would make the
 	// test measure the client's rate limiter instead of the operator.
 	cfg.QPS, cfg.Burst = 1000, 2000

@@ -27,7 +27,6 @@ import (
 	"github.com/rackwire/rackwire/webhooks/immutable"
 )
 
-// +kubebuilder:webhook:path=/mutate-ipam-cluster-x-k8s-io-v1beta2-ipaddressclaim,mutating=true,failurePolicy=ignore,sideEffects=None,groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=create,versions=v1beta2,name=mipaddressclaim-v1beta2.ipam.metal3.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-ipam-cluster-x-k8s-io-v1beta2-ipaddressclaim,mutating=false,failurePolicy=ignore,sideEffects=None,groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=update,versions=v1beta2,name=vipaddressclaim-v1beta2.ipam.metal3.io,admissionReviewVersions=v1
 
 // The webhook judges only objects of rackwire's pools and ignores its own failure: the
@@ -40,10 +39,11 @@ import (
 // Only updates are sent to it: every create is valid, and a webhook call on each create
 // of a claim or an address cost the apiserver and the manager a round trip per claim for
 // nothing (test/bench).
-// Creates go to the defaulter, which puts the claim finalizer on claims of rackwire's pools:
-// that round trip saves the reconciler a write of the claim (see ipam.CreationFinalizer).
+// The defaulter puts the claim finalizer on claims of rackwire's pools where the apiserver
+// does not serve config/ipam/claim-finalizer-policy.yaml; config/webhook/claims.yaml sends
+// it no claim the policy decided (see ipam.FinalizeNewIPAddressClaim).
 func setupIPAddressClaim(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &capiipamv1beta2.IPAddressClaim{}).WithDefaulter(finalizeIPAddressClaim{ipam.NewCreationFinalizer(mgr)}).WithValidator(immutable.Spec[*capiipamv1beta2.IPAddressClaim]{
+	return ctrl.NewWebhookManagedBy(mgr, &capiipamv1beta2.IPAddressClaim{}).WithDefaulter(finalizeIPAddressClaim{}).WithValidator(immutable.Spec[*capiipamv1beta2.IPAddressClaim]{
 		Kind:    capiipamv1beta2.GroupVersion.WithKind("IPAddressClaim").GroupKind(),
 		SpecOf:  func(o *capiipamv1beta2.IPAddressClaim) any { return o.Spec },
 		Judges:  func(o *capiipamv1beta2.IPAddressClaim) bool { return ipam.OursRef(o.Spec.PoolRef) },
@@ -51,11 +51,11 @@ func setupIPAddressClaim(mgr ctrl.Manager) error {
 	}).Complete()
 }
 
-type finalizeIPAddressClaim struct{ f *ipam.CreationFinalizer }
+type finalizeIPAddressClaim struct{}
 
 // Default never fails: a refusal would not be ignored, and the reconciler adds the
 // finalizer to a claim that comes without it.
-func (w finalizeIPAddressClaim) Default(ctx context.Context, claim *capiipamv1beta2.IPAddressClaim) error {
-	w.f.IPAddressClaim(ctx, claim)
+func (finalizeIPAddressClaim) Default(_ context.Context, claim *capiipamv1beta2.IPAddressClaim) error {
+	ipam.FinalizeNewIPAddressClaim(claim)
 	return nil
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/rackwire/rackwire/webhooks/immutable"
 )
 
-// +kubebuilder:webhook:path=/mutate-ipam-metal3-io-v1alpha1-ipclaim,mutating=true,failurePolicy=ignore,sideEffects=None,groups=ipam.metal3.io,resources=ipclaims,verbs=create,versions=v1alpha1,name=mipclaim-v1alpha1.ipam.metal3.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-ipam-metal3-io-v1alpha1-ipclaim,mutating=false,failurePolicy=fail,sideEffects=None,groups=ipam.metal3.io,resources=ipclaims,verbs=update,versions=v1alpha1,name=vipclaim-v1alpha1.ipam.metal3.io,admissionReviewVersions=v1
 
 // setupIPClaim registers the validator that keeps an IPClaim's spec as created: a claim that
@@ -34,22 +33,23 @@ import (
 // Only updates are sent to it: every create is valid, and a webhook call on each create
 // of a claim or an address cost the apiserver and the manager a round trip per claim for
 // nothing (test/bench).
-// Creates go to the defaulter, which puts the claim finalizer on: that round trip saves
-// the reconciler a write of the claim (see ipam.CreationFinalizer). Its failure is ignored,
-// since the reconciler then adds the finalizer itself.
+// The defaulter puts the claim finalizer on where the apiserver does not serve
+// config/ipam/claim-finalizer-policy.yaml; config/webhook/claims.yaml sends it no claim the
+// policy decided (see ipam.FinalizeNewIPClaim). Its failure is ignored, since the reconciler
+// then adds the finalizer itself.
 func setupIPClaim(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &ipamv1alpha1.IPClaim{}).WithDefaulter(finalizeIPClaim{ipam.NewCreationFinalizer(mgr)}).WithValidator(immutable.Spec[*ipamv1alpha1.IPClaim]{
+	return ctrl.NewWebhookManagedBy(mgr, &ipamv1alpha1.IPClaim{}).WithDefaulter(finalizeIPClaim{}).WithValidator(immutable.Spec[*ipamv1alpha1.IPClaim]{
 		Kind:    kindIPClaim,
 		SpecOf:  func(o *ipamv1alpha1.IPClaim) any { return o.Spec },
 		Instead: "delete the claim and create a new one",
 	}).Complete()
 }
 
-type finalizeIPClaim struct{ f *ipam.CreationFinalizer }
+type finalizeIPClaim struct{}
 
 // Default never fails: a refusal would not be ignored, and the reconciler adds the
 // finalizer to a claim that comes without it.
-func (w finalizeIPClaim) Default(ctx context.Context, claim *ipamv1alpha1.IPClaim) error {
-	w.f.IPClaim(ctx, claim)
+func (finalizeIPClaim) Default(_ context.Context, claim *ipamv1alpha1.IPClaim) error {
+	ipam.FinalizeNewIPClaim(claim)
 	return nil
 }
