@@ -214,7 +214,7 @@ func TestServeVariablesGateWebhooks(t *testing.T) {
 	claimFinalized(ctx, t, k8s, true)
 
 	// IPAM off again: the policy, which the apiserver applied a moment ago, stops.
-	applyComponents(ctx, t, k8s, off)
+	applyComponents(ctx, t, k8s, renderComponents(ctx, t, map[string]string{"RACKWIRE_SERVE_IPAM": "false"}))
 	claimFinalized(ctx, t, k8s, false)
 }
 
