@@ -17,14 +17,18 @@ limitations under the License.
 package ipam_test
 
 import (
+	"path/filepath"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	capiipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	ipamv1alpha1 "github.com/rackwire/rackwire/api/ipam/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controller/ipam"
+	"github.com/rackwire/rackwire/internal/controlplane"
 )
 
 // The claims' mutating webhooks, as the manager serves them.
@@ -95,7 +99,68 @@ var _ = Describe("the claim-finalizer admission policy", func() {
 		Expect([]float64{webhookCalls(ipClaimWebhook), webhookCalls(ipAddressClaimWebhook)}).To(Equal(before),
 			"the claims' webhooks were called: their matchConditions must skip every claim the policy decided")
 	})
+
+	It("is stood in for by the claims' webhooks where the apiserver applies no policy", func() {
+		for _, b := range policyBindings() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, b))).To(Succeed())
+		}
+		DeferCleanup(func() {
+			for _, b := range policyBindings() {
+				Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, b))).To(Succeed())
+			}
+			// Back to the policy: a claim's create reaches no webhook again.
+			Eventually(func(g Gomega) {
+				calls := webhookCalls(ipClaimWebhook)
+				m := newClaim(ns, "probe", "none")
+				g.Expect(k8s.Create(ctx, m, client.DryRunAll)).To(Succeed())
+				g.Expect(m.Finalizers).To(ConsistOf(ipam.ClaimFinalizer))
+				g.Expect(webhookCalls(ipClaimWebhook)).To(Equal(calls))
+			}).Should(Succeed())
+		})
+
+		// The apiserver stops applying the policies a moment after their bindings go.
+		Eventually(func(g Gomega) {
+			calls := []float64{webhookCalls(ipClaimWebhook), webhookCalls(ipAddressClaimWebhook)}
+			m := newClaim(ns, "m", "none")
+			g.Expect(k8s.Create(ctx, m, client.DryRunAll)).To(Succeed())
+			c := newCAPIClaim(ns, "c", "none")
+			g.Expect(k8s.Create(ctx, c, client.DryRunAll)).To(Succeed())
+			g.Expect([]float64{webhookCalls(ipClaimWebhook), webhookCalls(ipAddressClaimWebhook)}).To(Equal([]float64{calls[0] + 1, calls[1] + 1}))
+			g.Expect(m.Finalizers).To(ConsistOf(ipam.ClaimFinalizer))
+			g.Expect(c.Finalizers).To(ConsistOf(ipam.CAPIClaimFinalizer))
+		}).Should(Succeed())
+
+		By("leaving to the webhooks no claim they would not finalize")
+		calls := []float64{webhookCalls(ipClaimWebhook), webhookCalls(ipAddressClaimWebhook)}
+		foreign := newCAPIClaim(ns, "foreign", "in-cluster")
+		foreign.Spec.PoolRef = capiipamv1beta2.IPPoolReference{APIGroup: "ipam.cluster.x-k8s.io", Kind: "InClusterIPPool", Name: "in-cluster"}
+		paused := newClaim(ns, "paused", "none")
+		paused.Annotations = map[string]string{ipam.PausedAnnotation: ""}
+		done := newClaim(ns, "done", "none")
+		done.Finalizers = []string{ipam.ClaimFinalizer}
+		for _, o := range []client.Object{foreign, paused, done} {
+			Expect(k8s.Create(ctx, o, client.DryRunAll)).To(Succeed())
+		}
+		Expect([]float64{webhookCalls(ipClaimWebhook), webhookCalls(ipAddressClaimWebhook)}).To(Equal(calls))
+		Expect(foreign.Finalizers).To(BeEmpty())
+		Expect(paused.Finalizers).To(BeEmpty())
+	})
 })
+
+// policyBindings are the bindings of config/ipam/claim-finalizer-policy.yaml: without them
+// the apiserver applies none of its policies, as where the policy API is not served.
+func policyBindings() []*unstructured.Unstructured {
+	objs, err := controlplane.ReadObjects(filepath.Join(root, "config/ipam/claim-finalizer-policy.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var bindings []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "MutatingAdmissionPolicyBinding" {
+			bindings = append(bindings, o)
+		}
+	}
+	Expect(bindings).To(HaveLen(2))
+	return bindings
+}
 
 // removeFinalizer takes name off o, as its owner would.
 func removeFinalizer(o client.Object, name string) {
