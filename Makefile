@@ -158,7 +158,7 @@ RELEASE_VERSION ?= v0.1.0
 RELEASE_DIR ?= out
 
 .PHONY: release-manifests
-release-manifests: manifests kustomize ## Write clusterctl's artifacts for the IPAM provider into RELEASE_DIR: ipam-components.yaml and metadata.yaml.
+release-manifests: manifests kustomize ## Write clusterctl's artifacts for the IPAM provider into RELEASE_DIR: ipam-components.yaml, ipam-claim-finalizer-policy.yaml and metadata.yaml.
 	VERSION=$(RELEASE_VERSION) KUSTOMIZE=$(KUSTOMIZE) hack/release-manifests.sh $(RELEASE_DIR)
 
 ##@ Deployment

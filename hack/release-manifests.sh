@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Writes the release artifacts clusterctl reads for an IPAM provider into $1 (default out/):
 # ipam-components.yaml, config/release (config/default, each area gated on its own variable)
-# rendered by kustomize with clusterctl's ${VAR:=default} variables for what a user sets, and
-# metadata.yaml, the release series and the Cluster API contract they implement. $KUSTOMIZE is
+# rendered by kustomize with clusterctl's ${VAR:=default} variables for what a user sets;
+# ipam-claim-finalizer-policy.yaml, the claim-finalizer admission policies for clusters that
+# serve them (config/release/policies); and metadata.yaml, the release series and the Cluster API contract they implement. $KUSTOMIZE is
 # the kustomize binary, $VERSION the release (vX.Y.Z).
 set -euo pipefail
 
@@ -31,6 +32,10 @@ sed -e "s|image: controller:latest|image: \${RACKWIRE_IMAGE:=ghcr.io/rackwire/ra
 	-e 's|^        - --leader-elect$|        - --leader-elect=${RACKWIRE_LEADER_ELECT:=true}\n        - --zap-log-level=${RACKWIRE_LOG_LEVEL:=info}|' \
 	<<<"$components" >"$OUT/ipam-components.yaml"
 
+# The claim-finalizer policies, apart from the components (config/release says why): applied
+# after clusterctl init on a management cluster that serves MutatingAdmissionPolicies.
+"$KUSTOMIZE" build "$ROOT/config/release/policies" >"$OUT/ipam-claim-finalizer-policy.yaml"
+
 # Cluster API 1.14 (the version go.mod pins) speaks contract v1beta2.
 cat >"$OUT/metadata.yaml" <<YAML
 apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3
@@ -41,4 +46,5 @@ releaseSeries:
   contract: v1beta2
 YAML
 echo "$OUT/ipam-components.yaml"
+echo "$OUT/ipam-claim-finalizer-policy.yaml"
 echo "$OUT/metadata.yaml"

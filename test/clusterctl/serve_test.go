@@ -207,15 +207,41 @@ func TestServeVariablesGateWebhooks(t *testing.T) {
 	refusedBy(sample("metal3_v1alpha1_switch.yaml", "served"), "vswitch-v1alpha1.metal3.io")
 	refusedBy(sample("whereabouts_v1alpha1_nodeslicepool.yaml", "served"), "vnodeslicepool-v1alpha1.whereabouts.cni.cncf.io")
 
-	// The same components with IPAM on (the default): now the IPPool goes to its webhook,
-	// and the claim-finalizer policy puts rackwire's finalizer on a new IPClaim.
+	// The same components with IPAM on (the default): now the IPPool goes to its webhook.
 	applyComponents(ctx, t, k8s, renderComponents(ctx, t, nil))
 	refusedBy(sample("ipam_v1alpha1_ippool.yaml", "served"), "mippool-v1alpha1.ipam.metal3.io")
-	claimFinalized(ctx, t, k8s, true)
 
-	// IPAM off again: the policy, which the apiserver applied a moment ago, stops.
-	applyComponents(ctx, t, k8s, renderComponents(ctx, t, map[string]string{"RACKWIRE_SERVE_IPAM": "false"}))
+	// The components carry no claim-finalizer policy (an apiserver without the API would
+	// refuse them): a new IPClaim gets no finalizer from the apiserver itself, and the claims'
+	// webhook, which stands in, has nothing behind it here. The release's policy file, applied
+	// beside the components, puts it on.
 	claimFinalized(ctx, t, k8s, false)
+	applyComponents(ctx, t, k8s, releasePolicies(t))
+	claimFinalized(ctx, t, k8s, true)
+}
+
+// releasePolicies are the objects of the release's ipam-claim-finalizer-policy.yaml.
+func releasePolicies(t *testing.T) []unstructured.Unstructured {
+	t.Helper()
+	components, err := release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := controlplane.ReadObjects(filepath.Join(filepath.Dir(components), "ipam-claim-finalizer-policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 4 {
+		t.Fatalf("ipam-claim-finalizer-policy.yaml holds %d objects, want the 2 policies and their 2 bindings", len(objs))
+	}
+	out := make([]unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		if o.GetNamespace() != "" {
+			t.Fatalf("%s %s carries namespace %q: the policies are cluster-scoped", o.GetKind(), o.GetName(), o.GetNamespace())
+		}
+		out[i] = *o
+	}
+	return out
 }
 
 // claimFinalized waits until the dry-run create of an IPClaim comes back with rackwire's
