@@ -178,19 +178,7 @@ func TestComponentsApplyServerSide(t *testing.T) {
 		t.Fatalf("target namespace %q, want ipam-system", comps.TargetNamespace())
 	}
 
-	env := &envtest.Environment{CRDs: certManagerStandIns()}
-	restCfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
-	k8s, err := client.New(restCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k8s := startAPIServer(t, nil)
 
 	objs := comps.Objs()
 	// CRDs and Namespaces first, as clusterctl orders them.
@@ -288,4 +276,27 @@ func certManagerStandIns() []*apiextensionsv1.CustomResourceDefinition {
 		}
 	}
 	return []*apiextensionsv1.CustomResourceDefinition{crd("Certificate", "certificates"), crd("Issuer", "issuers")}
+}
+
+// startAPIServer starts a control plane with cert-manager's stand-in CRDs, configured by
+// configure when it is not nil, and returns a client of it.
+func startAPIServer(t *testing.T, configure func(*envtest.Environment)) client.Client {
+	t.Helper()
+	env := &envtest.Environment{CRDs: certManagerStandIns()}
+	if configure != nil {
+		configure(env)
+	}
+	restCfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = apiextensionsv1.AddToScheme(scheme)
+	k8s, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k8s
 }

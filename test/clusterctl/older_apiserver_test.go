@@ -18,14 +18,8 @@ package clusterctl
 
 import (
 	"context"
-	"slices"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -42,38 +36,13 @@ func TestComponentsApplyWithoutPolicyAPI(t *testing.T) {
 	ctx := context.Background()
 	objs := renderComponents(ctx, t, nil)
 
-	env := &envtest.Environment{CRDs: certManagerStandIns()}
-	env.ControlPlane.GetAPIServer().Configure().Append("runtime-config",
-		"admissionregistration.k8s.io/v1/mutatingadmissionpolicies=false,admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings=false")
-	// An older apiserver has no such admission plugin either; this one's would wait for the
-	// policies it can no longer list.
-	env.ControlPlane.GetAPIServer().Configure().Append("disable-admission-plugins", "MutatingAdmissionPolicy")
-	restCfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
-	k8s, err := client.New(restCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k8s := startAPIServer(t, func(env *envtest.Environment) {
+		env.ControlPlane.GetAPIServer().Configure().Append("runtime-config",
+			"admissionregistration.k8s.io/v1/mutatingadmissionpolicies=false,admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings=false")
+		// An older apiserver has no such admission plugin either; this one's would wait for the
+		// policies it can no longer list.
+		env.ControlPlane.GetAPIServer().Configure().Append("disable-admission-plugins", "MutatingAdmissionPolicy")
+	})
 
-	slices.SortStableFunc(objs, func(a, b unstructured.Unstructured) int { return applyRank(a) - applyRank(b) })
-	var failed []string
-	for i := range objs {
-		o := &objs[i]
-		if err := k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("clusterctl-test"), client.ForceOwnership); err != nil {
-			failed = append(failed, o.GetKind()+" "+o.GetName()+": "+err.Error())
-			continue
-		}
-		if o.GetKind() == "CustomResourceDefinition" {
-			waitEstablished(ctx, t, k8s, o.GetName())
-		}
-	}
-	if len(failed) > 0 {
-		t.Fatalf("%d objects of the release components do not apply without the MutatingAdmissionPolicy API:\n%v", len(failed), failed)
-	}
+	applyComponents(ctx, t, k8s, objs)
 }

@@ -26,15 +26,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	clusterctl "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/rackwire/rackwire/internal/controlplane"
 )
@@ -155,19 +152,7 @@ func TestServeVariablesGateWebhooks(t *testing.T) {
 		t.Fatalf("%d webhooks in the components, expected every one of config/webhook", hooks)
 	}
 
-	env := &envtest.Environment{CRDs: certManagerStandIns()}
-	restCfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
-	k8s, err := client.New(restCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k8s := startAPIServer(t, nil)
 	// The apiserver compiles each matchCondition's CEL when it stores the configuration.
 	applyComponents(ctx, t, k8s, off)
 
