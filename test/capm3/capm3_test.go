@@ -38,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -105,19 +106,24 @@ func start(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	var seen string
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
 		list, err := dc.ServerResourcesForGroupVersion(infra)
 		if err != nil {
+			seen = err.Error()
 			return false, nil
 		}
+		var kinds []string
 		for _, r := range list.APIResources {
 			if r.Kind == "Metal3Machine" {
 				return true, nil
 			}
+			kinds = append(kinds, r.Kind)
 		}
+		seen = "served kinds " + strings.Join(kinds, ",")
 		return false, nil
 	}); err != nil {
-		t.Fatalf("%s Metal3Machine is not served: %v", infra, err)
+		t.Fatalf("%s Metal3Machine is not served: %v (discovery last said: %s; %s)", infra, err, seen, crdState(ctx, cfg))
 	}
 
 	mgr, err := ctrl.NewManager(cfg, controlplane.ManagerOptions(cp))
@@ -256,4 +262,28 @@ func eventually(t *testing.T, what string, f func() (bool, error)) {
 	if err != nil {
 		t.Fatalf("%s: not reached (last error: %v)", what, last)
 	}
+}
+
+// crdState says what the apiserver holds for Metal3Machine's CRD, for a failure that would
+// otherwise only say that discovery never listed it.
+func crdState(ctx context.Context, cfg *rest.Config) string {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err.Error()
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	if err := c.Get(ctx, client.ObjectKey{Name: "metal3machines.infrastructure.cluster.x-k8s.io"}, crd); err != nil {
+		return "reading its CRD: " + err.Error()
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	var names []string
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok {
+			names = append(names, fmt.Sprintf("%v(served=%v)", m["name"], m["served"]))
+		}
+	}
+	conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	return fmt.Sprintf("its CRD has versions %s and conditions %v", strings.Join(names, " "), conditions)
 }
