@@ -58,7 +58,7 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 	slice, shared, ok, _ := c.cachedSlice()
 	if !ok {
 		var err error
-		if slice, shared, err = c.readSlice(ctx); err != nil {
+		if slice, shared, err = c.readSliceOnce(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -66,6 +66,24 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 		return nil, fmt.Errorf("network %q: NodeSlicePool %s/%s is shared with whereabouts (NetworkAttachmentDefinition %s): set \"whereabouts_lease\": true in the ipam section of this network's rackwire NADs (ipam.whereabouts_lease), or rackwire would answer ADDs before writing a pool whereabouts allocates from too", cfg.Name, c.kube.namespace, cfg.SliceNetwork(), shared)
 	}
 	return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
+}
+
+// readSliceOnce reads the node's slice for an ADD that found none cached, one such ADD at a
+// time: the ADDs of a burst on a node that has no slice cached yet (its first pods, or a
+// node idle past sliceCacheMax) all start without it, and each read the NodeSlicePool,
+// sixteen reads of one object, each with its connection's handshake, where one does. The
+// ones behind find it cached. The lock is the slice's own, not the node's: DELs, the
+// flusher and ADDs past this point go on meanwhile.
+func (c *call) readSliceOnce(ctx context.Context) (netip.Prefix, string, error) {
+	unlock, err := c.st.lockFile(".slice.lock")
+	if err != nil {
+		return netip.Prefix{}, "", err
+	}
+	defer unlock()
+	if slice, shared, ok, _ := c.cachedSlice(); ok {
+		return slice, shared, nil
+	}
+	return c.readSlice(ctx)
 }
 
 // readSlice reads the node's slice from the network's NodeSlicePool, and keeps it, with the

@@ -164,9 +164,28 @@ func legacyState(c *Config, node string) *state {
 
 // Lock queues this process behind every other ADD, DEL and GC of the network on this node.
 func (s *state) Lock() error {
-	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := s.flock(".lock")
 	if err != nil {
-		return fmt.Errorf("state lock: %w", err)
+		return err
+	}
+	s.lock = f
+	return nil
+}
+
+// lockFile takes the node's lock of that name in the network's directory, for one part of
+// the work rather than all of it; unlock lets it go.
+func (s *state) lockFile(name string) (unlock func(), err error) {
+	f, err := s.flock(name)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = f.Close() }, nil
+}
+
+func (s *state) flock(name string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state lock: %w", err)
 	}
 	for {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
@@ -176,10 +195,9 @@ func (s *state) Lock() error {
 	}
 	if err != nil {
 		_ = f.Close()
-		return fmt.Errorf("state lock: %w", err)
+		return nil, fmt.Errorf("state lock %s: %w", name, err)
 	}
-	s.lock = f
-	return nil
+	return f, nil
 }
 
 func (s *state) Unlock() {
