@@ -17,6 +17,7 @@ limitations under the License.
 package cni
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -172,14 +173,27 @@ func (s *state) Lock() error {
 	return nil
 }
 
-// lockFile takes the node's lock of that name in the network's directory, for one part of
-// the work rather than all of it; unlock lets it go.
-func (s *state) lockFile(name string) (unlock func(), err error) {
-	f, err := s.flock(name)
+// tryLockFile takes the node's lock of that name in the network's directory, for one part of
+// the work rather than all of it, waiting for it at most wait (and while ctx lasts); unlock
+// lets it go. ok is false when it was not had (held on, or the file cannot be opened).
+// flock(2) has no timeout, so the lock is tried again and again, every few milliseconds.
+func (s *state) tryLockFile(ctx context.Context, name string, wait time.Duration) (unlock func(), ok bool) {
+	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, false
 	}
-	return func() { _ = f.Close() }, nil
+	deadline := time.Now().Add(wait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 8*time.Millisecond) {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { _ = f.Close() }, true
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) || ctx.Err() != nil || time.Now().After(deadline) {
+			_ = f.Close()
+			return nil, false
+		}
+		time.Sleep(pause)
+	}
 }
 
 func (s *state) flock(name string) (*os.File, error) {
