@@ -43,8 +43,10 @@ type call struct {
 	podNS, podName      string
 	podUID              string
 	requested           []netip.Addr
-	// wrote is how long the last flush's pool writes took (flusher only).
-	wrote time.Duration
+	// wrote is how long the last flush's pool writes took, and lastMarked the newest marker
+	// of the entries it took (flusher only).
+	wrote      time.Duration
+	lastMarked time.Time
 }
 
 // newCall reads the configuration and arguments of an invocation.

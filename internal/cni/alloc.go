@@ -58,7 +58,7 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 	slice, shared, ok, _ := c.cachedSlice()
 	if !ok {
 		var err error
-		if slice, shared, err = c.readSlice(ctx); err != nil {
+		if slice, shared, err = c.readSliceOnce(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -67,6 +67,40 @@ func (c *call) targets(ctx context.Context) ([]target, error) {
 	}
 	return []target{{rng: cfg.Ranges[0], pool: PoolName(cfg.PoolNetwork(), c.node, slice), poolRange: slice}}, nil
 }
+
+// readSliceOnce reads the node's slice for an ADD that found none cached, one such ADD at a
+// time: the ADDs of a burst on a node that has no slice cached yet (its first pods, or a
+// node idle past sliceCacheMax) all start without it, and each read the NodeSlicePool,
+// sixteen reads of one object, each with its connection's handshake, where one does. The
+// ones behind find it cached. The lock is the slice's own, not the node's: DELs, the
+// flusher and ADDs past this point go on meanwhile.
+//
+// The lock only saves reads, so nothing waits on it for good: a read that hangs (its
+// request lost, the apiserver slow to answer that one connection) holds it up to its own
+// timeout, a NAD's timeout key that may be hours. An ADD behind it reads the slice itself
+// after sliceLockWait, or half its own time left, whichever is less. A verb that holds the
+// node's lock (a DEL that found no record) does not wait at all: every verb of the node and
+// its flusher would wait behind it.
+func (c *call) readSliceOnce(ctx context.Context) (netip.Prefix, string, error) {
+	if c.st.lock != nil {
+		return c.readSlice(ctx)
+	}
+	wait := sliceLockWait
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(dl)/2)
+	}
+	if unlock, ok := c.st.tryLockFile(ctx, ".slice.lock", wait); ok {
+		defer unlock()
+		if slice, shared, ok, _ := c.cachedSlice(); ok {
+			return slice, shared, nil
+		}
+	}
+	return c.readSlice(ctx)
+}
+
+// sliceLockWait is the longest an ADD waits for another's read of the node's slice: the
+// time one request is given (requestWait); a read still going past it is stuck.
+const sliceLockWait = requestWait
 
 // readSlice reads the node's slice from the network's NodeSlicePool, and keeps it, with the
 // whereabouts NADs the manager found sharing it (cniconf.AnnotationSharedWithWhereabouts).

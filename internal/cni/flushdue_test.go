@@ -42,23 +42,23 @@ func TestFlushDue(t *testing.T) {
 		due     flushDue
 		want    bool
 	}{
-		{"nothing pending", nil, flushDue{window, quiet}, false},
+		{"nothing pending", nil, flushDue{window: window, quiet: quiet}, false},
 		{"zero rule: now", []marker{{0, pending}}, flushDue{}, true},
-		{"window reached, with a young entry beside", []marker{{150 * time.Millisecond, pending}, {2 * time.Millisecond, pending}}, flushDue{window, quiet}, true},
-		{"quiet node: before the window", []marker{{60 * time.Millisecond, pending}, {40 * time.Millisecond, pending}}, flushDue{window, quiet}, true},
-		{"an entry just came: wait", []marker{{60 * time.Millisecond, pending}, {5 * time.Millisecond, pending}}, flushDue{window, quiet}, false},
+		{"window reached, with a young entry beside", []marker{{150 * time.Millisecond, pending}, {2 * time.Millisecond, pending}}, flushDue{window: window, quiet: quiet}, true},
+		{"quiet node: before the window", []marker{{60 * time.Millisecond, pending}, {40 * time.Millisecond, pending}}, flushDue{window: window, quiet: quiet}, true},
+		{"an entry just came: wait", []marker{{60 * time.Millisecond, pending}, {5 * time.Millisecond, pending}}, flushDue{window: window, quiet: quiet}, false},
 		{"writes too close (no quiet rule): the window decides", []marker{{60 * time.Millisecond, pending}, {40 * time.Millisecond, pending}}, flushDue{window: window}, false},
 		{"no quiet rule, window reached", []marker{{120 * time.Millisecond, pending}, {40 * time.Millisecond, pending}}, flushDue{window: window}, true},
 		// An ADD killed before its reservation, or a write backing off, leaves an old marker
 		// behind: it must not make every new entry's write due at once (no batching left).
-		{"an old reserving entry does not make a write due", []marker{{time.Hour, reserving}, {5 * time.Millisecond, pending}}, flushDue{window, quiet}, false},
-		{"an old entry backing off does not make a write due", []marker{{time.Hour, backingOff}, {5 * time.Millisecond, pending}}, flushDue{window, quiet}, false},
-		{"nor hold one back", []marker{{time.Hour, backingOff}, {40 * time.Millisecond, pending}}, flushDue{window, quiet}, true},
+		{"an old reserving entry does not make a write due", []marker{{time.Hour, reserving}, {5 * time.Millisecond, pending}}, flushDue{window: window, quiet: quiet}, false},
+		{"an old entry backing off does not make a write due", []marker{{time.Hour, backingOff}, {5 * time.Millisecond, pending}}, flushDue{window: window, quiet: quiet}, false},
+		{"nor hold one back", []marker{{time.Hour, backingOff}, {40 * time.Millisecond, pending}}, flushDue{window: window, quiet: quiet}, true},
 		// A clock stepped back after the marker was written: its age is unknown, and
 		// waiting for the clock to catch up would leave the pool without it meanwhile.
-		{"a marker in the future", []marker{{-time.Hour, pending}}, flushDue{window, quiet}, true},
-		{"a retry set before the clock stepped back", []marker{{time.Hour, steppedBack}}, flushDue{window, quiet}, true},
-		{"a release due", []marker{{150 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.4", Releasing: true}}}, flushDue{window, quiet}, true},
+		{"a marker in the future", []marker{{-time.Hour, pending}}, flushDue{window: window, quiet: quiet}, true},
+		{"a retry set before the clock stepped back", []marker{{time.Hour, steppedBack}}, flushDue{window: window, quiet: quiet}, true},
+		{"a release due", []marker{{150 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.4", Releasing: true}}}, flushDue{window: window, quiet: quiet}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &state{dir: t.TempDir()}
@@ -84,6 +84,48 @@ func TestFlushDue(t *testing.T) {
 				t.Fatalf("%d pending records, want %d", len(recs), len(tc.markers))
 			}
 			if got := tc.due.now(recs, now); got != tc.want {
+				t.Fatalf("due = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFlushPacedByThePods: right after a write, a quiet node's entry waits for the window
+// (writes stay apart by their duration), unless the pods come further apart than a write
+// takes: then the write goes once the node is quiet, in the gap before the next pod, not
+// at a moment that meets the next pod's ADD on the apiserver.
+func TestFlushPacedByThePods(t *testing.T) {
+	const took = 190 * time.Millisecond // a write of a pool of 1,000 entries
+	for _, tc := range []struct {
+		name string
+		// lastNewest is how long ago the newest entry of the last write came; the one pending
+		// entry came 40 ms ago, and the last write ended 50 ms ago.
+		lastNewest time.Duration
+		want       bool
+	}{
+		{"a pod 300 ms after the last: written once quiet", 300 * time.Millisecond, true},
+		{"a pod 100 ms after the last: the window decides", 100 * time.Millisecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &state{dir: t.TempDir()}
+			now := time.Now()
+			r := &record{ContainerID: "c", IfName: "net1", Entries: []entry{{Pool: "p", Address: "10.0.0.1", Pending: true}}}
+			if err := s.save(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.markPending(r.ContainerID, r.IfName); err != nil {
+				t.Fatal(err)
+			}
+			marker := filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName)))
+			if err := os.Chtimes(marker, now.Add(-40*time.Millisecond), now.Add(-40*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := s.pendingRecords()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &call{st: s, wrote: took, lastMarked: now.Add(-tc.lastNewest)}
+			if got := c.due(nextWindow(took), now.Add(-50*time.Millisecond), now).now(recs, now); got != tc.want {
 				t.Fatalf("due = %v, want %v", got, tc.want)
 			}
 		})

@@ -17,6 +17,7 @@ limitations under the License.
 package cni
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -164,9 +165,41 @@ func legacyState(c *Config, node string) *state {
 
 // Lock queues this process behind every other ADD, DEL and GC of the network on this node.
 func (s *state) Lock() error {
-	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := s.flock(".lock")
 	if err != nil {
-		return fmt.Errorf("state lock: %w", err)
+		return err
+	}
+	s.lock = f
+	return nil
+}
+
+// tryLockFile takes the node's lock of that name in the network's directory, for one part of
+// the work rather than all of it, waiting for it at most wait (and while ctx lasts); unlock
+// lets it go. ok is false when it was not had (held on, or the file cannot be opened).
+// flock(2) has no timeout, so the lock is tried again and again, every few milliseconds.
+func (s *state) tryLockFile(ctx context.Context, name string, wait time.Duration) (unlock func(), ok bool) {
+	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, false
+	}
+	deadline := time.Now().Add(wait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 8*time.Millisecond) {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { _ = f.Close() }, true
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) || ctx.Err() != nil || time.Now().After(deadline) {
+			_ = f.Close()
+			return nil, false
+		}
+		time.Sleep(pause)
+	}
+}
+
+func (s *state) flock(name string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state lock: %w", err)
 	}
 	for {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
@@ -176,10 +209,9 @@ func (s *state) Lock() error {
 	}
 	if err != nil {
 		_ = f.Close()
-		return fmt.Errorf("state lock: %w", err)
+		return nil, fmt.Errorf("state lock %s: %w", name, err)
 	}
-	s.lock = f
-	return nil
+	return f, nil
 }
 
 func (s *state) Unlock() {
