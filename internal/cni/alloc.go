@@ -559,7 +559,7 @@ func (c *call) record(ctx context.Context, t target, exists bool, addr netip.Add
 				ObjectMeta: metav1.ObjectMeta{Name: t.pool, Namespace: c.kube.namespace},
 				Spec:       wbv1.IPPoolSpec{Range: t.poolRange.String(), Allocations: map[string]wbv1.IPAllocation{key: alloc}},
 			}
-			err := c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil)
+			err := c.kube.createPool(ctx, np)
 			if err == nil {
 				return true, nil
 			}
@@ -567,7 +567,7 @@ func (c *call) record(ctx context.Context, t target, exists bool, addr netip.Add
 				return false, fmt.Errorf("creating IPPool %s: %w", t.pool, err)
 			}
 		} else {
-			err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
+			err := c.kube.patchPool(ctx, t.pool, []patchOp{
 				{Op: "test", Path: allocPath(key), Value: nil},
 				{Op: "add", Path: allocPath(key), Value: alloc},
 			})
@@ -591,7 +591,7 @@ func (c *call) record(ctx context.Context, t target, exists bool, addr netip.Add
 			}
 			if cur.Spec.Allocations == nil {
 				// A pool written without its allocations map takes the whole map in one add.
-				err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", t.pool), []patchOp{
+				err := c.kube.patchPool(ctx, t.pool, []patchOp{
 					{Op: "test", Path: "/metadata/resourceVersion", Value: cur.ResourceVersion},
 					{Op: "add", Path: "/spec/allocations", Value: map[string]wbv1.IPAllocation{key: alloc}},
 				})

@@ -120,7 +120,7 @@ func (c *call) release(ctx context.Context, rec *record) error {
 			read[e.Pool] = true
 			continue
 		}
-		err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", e.Pool), []patchOp{
+		err := c.kube.patchPool(ctx, e.Pool, []patchOp{
 			{Op: "test", Path: allocPath(key) + "/id", Value: c.containerID},
 			{Op: "test", Path: allocPath(key) + "/ifname", Value: c.ifName},
 			{Op: "remove", Path: allocPath(key)},
@@ -161,7 +161,7 @@ func (c *call) release(ctx context.Context, rec *record) error {
 				held[addr] = true
 				continue
 			}
-			err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", name), []patchOp{
+			err = c.kube.patchPool(ctx, name, []patchOp{
 				{Op: "test", Path: allocPath(key) + "/id", Value: a.ContainerID},
 				{Op: "test", Path: allocPath(key) + "/podref", Value: a.PodRef},
 				{Op: "remove", Path: allocPath(key)},

@@ -160,6 +160,10 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 		}
 		return &apierrors.StatusError{ErrStatus: *st}
 	}
+	if raw, ok := out.(*[]byte); ok {
+		*raw = data
+		return nil
+	}
 	if out != nil {
 		return json.Unmarshal(data, out)
 	}
@@ -174,13 +178,7 @@ func (k *kube) create(ctx context.Context, path string, obj, out any) error {
 	return k.do(ctx, http.MethodPost, path, "", obj, out)
 }
 
-func (k *kube) jsonPatch(ctx context.Context, path string, ops []patchOp) error {
-	b, err := json.Marshal(ops)
-	if err != nil {
-		return err
-	}
-	return k.do(ctx, http.MethodPatch, path, "application/json-patch+json", b, nil)
-}
+const jsonPatchType = "application/json-patch+json"
 
 // delete deletes the object at path, if uid (and rv) are given only while it is that object
 // (at that resourceVersion): else the apiserver answers with a conflict.

@@ -72,7 +72,7 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 			patchOp{Op: "test", Path: allocPath(x.key) + "/ifname", Value: x.alloc.IfName},
 			patchOp{Op: "remove", Path: allocPath(x.key)})
 	}
-	err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
+	err := c.kube.patchPool(ctx, pool, ops)
 	if apierrors.IsNotFound(err) {
 		// No pool: nothing to take out of it.
 		for _, x := range rm {
@@ -84,8 +84,8 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 			if perr != nil {
 				return perr
 			}
-			if err = c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil); apierrors.IsAlreadyExists(err) {
-				err = c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops[:2*len(all)])
+			if err = c.kube.createPool(ctx, np); apierrors.IsAlreadyExists(err) {
+				err = c.kube.patchPool(ctx, pool, ops[:2*len(all)])
 			}
 		}
 	}
@@ -128,7 +128,7 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 		case a.ContainerID != x.alloc.ContainerID || a.IfName != x.alloc.IfName:
 			res.removed[x.id], res.held[x.id] = true, true
 		default:
-			err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
+			err := c.kube.patchPool(ctx, pool, []patchOp{
 				{Op: "test", Path: allocPath(x.key) + "/id", Value: a.ContainerID},
 				{Op: "test", Path: allocPath(x.key) + "/ifname", Value: a.IfName},
 				{Op: "remove", Path: allocPath(x.key)}})
@@ -148,7 +148,7 @@ func (c *call) writePool(ctx context.Context, pool string, adds, removes []flush
 			case c.leaked(ctx, a, x.resv, x.alloc):
 				// Left by an attachment gone from this node that no longer holds the
 				// reservation (a write whose answer was lost, then its DEL): ours now.
-				err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), []patchOp{
+				err := c.kube.patchPool(ctx, pool, []patchOp{
 					{Op: "test", Path: allocPath(x.key) + "/id", Value: a.ContainerID},
 					{Op: "test", Path: allocPath(x.key) + "/podref", Value: a.PodRef},
 					{Op: "replace", Path: allocPath(x.key), Value: x.alloc}})
@@ -222,7 +222,7 @@ func newPool(pool, namespace string, ws []poolWrite) (*wbv1.IPPool, error) {
 // missing.
 func (c *call) addOne(ctx context.Context, pool string, x poolWrite) error {
 	ops := []patchOp{{Op: "test", Path: allocPath(x.key), Value: nil}, {Op: "add", Path: allocPath(x.key), Value: x.alloc}}
-	err := c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
+	err := c.kube.patchPool(ctx, pool, ops)
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -230,10 +230,10 @@ func (c *call) addOne(ctx context.Context, pool string, x poolWrite) error {
 	if err != nil {
 		return err
 	}
-	if err := c.kube.create(ctx, c.kube.wbPath("ippools", ""), np, nil); !apierrors.IsAlreadyExists(err) {
+	if err := c.kube.createPool(ctx, np); !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	return c.kube.jsonPatch(ctx, c.kube.wbPath("ippools", pool), ops)
+	return c.kube.patchPool(ctx, pool, ops)
 }
 
 func allocationOf(p *wbv1.IPPool, key string) (wbv1.IPAllocation, bool) {
