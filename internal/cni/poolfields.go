@@ -32,8 +32,10 @@ import (
 // Update or Patch tracked by the apiserver (only a create or a server-side apply starts them
 // again), so a pool is stripped once, when an answer shows it has them.
 
-// managedFieldsKey is how a JSON answer holds managedFields; a pod name, container ID or
-// interface cannot hold it unescaped.
+// managedFieldsKey is how a JSON answer holds managedFields. An entry's values can hold it
+// too: an interface name is the tenant's (a Multus network selection names it), and
+// "managedFields" is a valid one. So the key found, the answer's metadata is decoded: a
+// pool recording such an interface would otherwise be sent a strip, refused, on every write.
 var managedFieldsKey = []byte(`"managedFields"`)
 
 // stripManagedFields is the patch that empties managedFields: [{}], since an empty list leaves
@@ -68,6 +70,14 @@ func (k *kube) createPool(ctx context.Context, p *wbv1.IPPool) error {
 // costs only speed: the write has landed either way, and its caller's outcome stands.
 func (k *kube) keepUntracked(ctx context.Context, name string, answer []byte) {
 	if !bytes.Contains(answer, managedFieldsKey) {
+		return
+	}
+	var shown struct {
+		Metadata struct {
+			ManagedFields []json.RawMessage `json:"managedFields"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(answer, &shown) != nil || len(shown.Metadata.ManagedFields) == 0 {
 		return
 	}
 	_ = k.once(ctx, http.MethodPatch, k.wbPath("ippools", name), jsonPatchType, stripManagedFields, nil)
