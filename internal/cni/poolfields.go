@@ -35,7 +35,8 @@ import (
 // managedFieldsKey is how a JSON answer holds managedFields. An entry's values can hold it
 // too: an interface name is the tenant's (a Multus network selection names it), and
 // "managedFields" is a valid one. So the key found, the answer's metadata is decoded: a
-// pool recording such an interface would otherwise be sent a strip, refused, on every write.
+// pool recording such an interface would otherwise be sent a strip after every write, which
+// the apiserver answers as a write that changes nothing, having read and patched the pool.
 var managedFieldsKey = []byte(`"managedFields"`)
 
 // stripManagedFields is the patch that empties managedFields: [{}], since an empty list leaves
