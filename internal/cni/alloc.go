@@ -265,11 +265,8 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		}
 		key := Offset(t.poolRange, addr)
 		c.noteCached(t.pool, t.poolRange.String(), key, true)
-		if c.cfg.SleepForRace > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Duration(c.cfg.SleepForRace) * time.Second):
-			}
+		if !c.deferred() {
+			c.sleepForRace(ctx)
 		}
 		if c.deferred() {
 			return addr, c.markPending(rec, addr)
@@ -402,6 +399,9 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 	}
 	c.st.Unlock()
 	ref, err := c.reserve(ctx, addr)
+	if err == nil {
+		c.sleepForRace(ctx)
+	}
 	if lerr := c.st.Lock(); lerr != nil {
 		return fmt.Errorf("%w%s", lerr, also(err))
 	}
@@ -423,6 +423,20 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 	*rec = *cur
 	noteReservation(rec, t.pool, addr, ref)
 	return err
+}
+
+// sleepForRace is whereabouts' sleep_for_race, between an address's reservation and its
+// pool entry. Where the pool is written behind the ADD it is slept without the node's lock:
+// the NAD that sets it may be one tenant's among several of the network, and every other
+// pod of the network on the node would wait out each of its sleeps.
+func (c *call) sleepForRace(ctx context.Context) {
+	if c.cfg.SleepForRace <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Duration(c.cfg.SleepForRace) * time.Second):
+	}
 }
 
 // also is err as the tail of another error's message, without wrapping it.
