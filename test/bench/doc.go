@@ -47,7 +47,7 @@ limitations under the License.
 //
 // Environment: BENCH_N (comma-separated claim counts, default "1000,5000"), BENCH_LARGE=1
 // (adds 20000), BENCH_PREFILL (addresses already in the pool for the filling run, default
-// 20000), BENCH_MANAGER_FLAGS (extra manager flags, space separated), BENCH_KEEP=1 (keep the
+// 20000; the filling pair runs at the largest claim count), BENCH_MANAGER_FLAGS (extra manager flags, space separated), BENCH_KEEP=1 (keep the
 // work directory with the manager log), BENCH_PROFILE_DIR (write 15 s CPU profiles of the
 // manager and of kube-apiserver taken at the start of each run there), BENCH_VERBOSE=1
 // (print the apiserver's requests per claim for each run), BENCH_WORKLOADS
