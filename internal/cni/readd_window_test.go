@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cni"
+)
+
+// TestStaleAddSparesTheRetriedAttachment: an ADD's reservation has landed and the ADD is in
+// its window without the node's lock (the apiserver's answer on its way, or sleep_for_race,
+// slept there on node-slice networks). Meanwhile the runtime's DEL of that attachment and
+// its retried ADD (same container and interface) both run. The first ADD then fails, as it
+// must, but its rollback frees by name what it held: the reservation of the same address,
+// now the retried ADD's (same container, same interface), and the record of the attachment,
+// now the retried ADD's. The retried ADD answered with an address nothing holds any more.
+func TestStaleAddSparesTheRetriedAttachment(t *testing.T) {
+	const name, node, id = "staleadd", "node-sa", "c-stale"
+	slicePool(t, name, "10.85.5.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.85.5.16/28"})
+	slice, pool := netip.MustParsePrefix("10.85.5.16/28"), name+"-"+node+"-10.85.5.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.85.5.0/24","node_slice_size":"/28"`)
+	podArgs := "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id
+	// The first ADD's reservation create is forwarded; its answer is held until opened.
+	held, opened := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	kc := newProxy(t, func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/overlappingrangeipreservations") || !once.CompareAndSwap(false, true) {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		forward.ServeHTTP(rec, r)
+		close(held)
+		<-opened
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
+	t.Cleanup(func() {
+		select {
+		case <-opened:
+		default:
+			close(opened)
+		}
+	})
+	first := bytes.ReplaceAll(conf, []byte(strconv.Quote(kubeconfig)), []byte(strconv.Quote(kc)))
+	type answer struct {
+		out []byte
+		err error
+	}
+	added := make(chan answer, 1)
+	go func() {
+		out, err := runPlugin("ADD", first, id, node, podArgs)
+		added <- answer{out, err}
+	}()
+	<-held
+	if _, err := runPlugin("DEL", conf, id, node, podArgs); err != nil {
+		t.Fatal(err)
+	}
+	again := addProcess(t, conf, node, id)
+	dir := netDir(t, node, name)
+	close(opened)
+	if a := <-added; a.err == nil {
+		t.Errorf("the first ADD answered after its attachment's DEL: %s", a.out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, id+"_net1")); err != nil {
+		t.Errorf("the retried ADD's record is gone once the first ADD failed: %v", err)
+	}
+	if o, ok := reservation(t, cni.ReservationName(name, again)); !ok || o.Spec.ContainerID != id {
+		t.Errorf("the retried ADD answered %s, and its reservation is gone once the first ADD failed", again)
+	}
+	poolEntry(t, pool, slice, again, id)
+	if _, err := runPlugin("DEL", conf, id, node, podArgs); err != nil {
+		t.Fatal(err)
+	}
+	poolEntry(t, pool, slice, again, "")
+	recordGone(t, dir, id)
+	flusherGone(t, dir)
+}
