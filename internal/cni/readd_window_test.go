@@ -18,6 +18,7 @@ package cni_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -28,6 +29,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	current "github.com/containernetworking/cni/pkg/types/100"
+
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 	"github.com/rackwire/rackwire/internal/cni"
 )
@@ -36,14 +39,23 @@ import (
 // its window without the node's lock (the apiserver's answer on its way, or sleep_for_race,
 // slept there on node-slice networks). Meanwhile the runtime's DEL of that attachment and
 // its retried ADD (same container and interface) both run. The first ADD then fails, as it
-// must, but its rollback frees by name what it held: the reservation of the same address,
+// must, but its rollback freed by name what it held: the reservation of the same address,
 // now the retried ADD's (same container, same interface), and the record of the attachment,
-// now the retried ADD's. The retried ADD answered with an address nothing holds any more.
+// now the retried ADD's. The retried ADD answered with an address nothing held any more.
+// A GC that finds the attachment invalid does as the DEL. Without either, both ADDs answer the same address, which the flusher writes.
 func TestStaleAddSparesTheRetriedAttachment(t *testing.T) {
-	const name, node, id = "staleadd", "node-sa", "c-stale"
-	slicePool(t, name, "10.85.5.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.85.5.16/28"})
-	slice, pool := netip.MustParsePrefix("10.85.5.16/28"), name+"-"+node+"-10.85.5.16-28"
-	conf := netConf("1.1.0", name, `"range":"10.85.5.0/24","node_slice_size":"/28"`)
+	t.Run("DEL", func(t *testing.T) { staleAdd(t, "staleadd", "10.85.5", "DEL") })
+	t.Run("GC", func(t *testing.T) { staleAdd(t, "staleadd3", "10.85.7", "GC") })
+	t.Run("none", func(t *testing.T) { staleAdd(t, "staleadd2", "10.85.6", "") })
+}
+
+// staleAdd runs TestStaleAddSparesTheRetriedAttachment on network name, in the /24 net
+// (three octets); verb (DEL, GC of no valid attachment, or none) comes before the retried ADD.
+func staleAdd(t *testing.T, name, net, verb string) {
+	const node, id = "node-sa", "c-stale"
+	slicePool(t, name, net+".0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: net + ".16/28"})
+	slice, pool := netip.MustParsePrefix(net+".16/28"), name+"-"+node+"-"+net+".16-28"
+	conf := netConf("1.1.0", name, `"range":"`+net+`.0/24","node_slice_size":"/28"`)
 	podArgs := "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id
 	// The first ADD's reservation create is forwarded; its answer is held until opened.
 	held, opened := make(chan struct{}), make(chan struct{})
@@ -81,14 +93,34 @@ func TestStaleAddSparesTheRetriedAttachment(t *testing.T) {
 		added <- answer{out, err}
 	}()
 	<-held
-	if _, err := runPlugin("DEL", conf, id, node, podArgs); err != nil {
-		t.Fatal(err)
+	switch verb {
+	case "DEL":
+		if _, err := runPlugin("DEL", conf, id, node, podArgs); err != nil {
+			t.Fatal(err)
+		}
+	case "GC":
+		if _, err := runPlugin("GC", gcConf(t, conf), "", node, ""); err != nil {
+			t.Fatal(err)
+		}
 	}
+	del := verb != ""
 	again := addProcess(t, conf, node, id)
 	dir := netDir(t, node, name)
 	close(opened)
-	if a := <-added; a.err == nil {
-		t.Errorf("the first ADD answered after its attachment's DEL: %s", a.out)
+	a := <-added
+	switch {
+	case del && a.err == nil:
+		t.Errorf("the first ADD answered after its attachment's %s: %s", verb, a.out)
+	case !del && a.err != nil:
+		t.Errorf("the first ADD failed: %v", a.err)
+	case !del:
+		r := &current.Result{}
+		if err := json.Unmarshal(a.out, r); err != nil || len(r.IPs) != 1 {
+			t.Fatalf("first ADD's result %s: %v", a.out, err)
+		}
+		if got, _ := netip.AddrFromSlice(r.IPs[0].Address.IP.To4()); got != again {
+			t.Errorf("the first ADD answered %s, its retry %s", got, again)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, id+"_net1")); err != nil {
 		t.Errorf("the retried ADD's record is gone once the first ADD failed: %v", err)
