@@ -19,12 +19,9 @@ package cni_test
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	current "github.com/containernetworking/cni/pkg/types/100"
@@ -42,30 +39,7 @@ func TestFullSliceWhileAnAddReserves(t *testing.T) {
 	slicePool(t, name, "10.85.8.0/24", "/30", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.85.8.16/30"})
 	slice, pool := netip.MustParsePrefix("10.85.8.16/30"), name+"-"+node+"-10.85.8.16-30"
 	conf := netConf("1.1.0", name, `"range":"10.85.8.0/24","node_slice_size":"/30"`)
-	held, opened := make(chan struct{}), make(chan struct{})
-	var once atomic.Bool
-	kc := newProxy(t, func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/overlappingrangeipreservations") || !once.CompareAndSwap(false, true) {
-			forward.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		forward.ServeHTTP(rec, r)
-		close(held)
-		<-opened
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
-	})
-	var openOnce atomic.Bool
-	open := func() {
-		if openOnce.CompareAndSwap(false, true) {
-			close(opened)
-		}
-	}
-	t.Cleanup(open)
+	kc, held, open := holdReservationAnswer(t)
 	first := bytes.ReplaceAll(conf, []byte(strconv.Quote(kubeconfig)), []byte(strconv.Quote(kc)))
 	type answer struct {
 		out []byte

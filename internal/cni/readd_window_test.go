@@ -58,30 +58,7 @@ func staleAdd(t *testing.T, name, net, verb string) {
 	conf := netConf("1.1.0", name, `"range":"`+net+`.0/24","node_slice_size":"/28"`)
 	podArgs := "K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=" + id
 	// The first ADD's reservation create is forwarded; its answer is held until opened.
-	held, opened := make(chan struct{}), make(chan struct{})
-	var once atomic.Bool
-	kc := newProxy(t, func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/overlappingrangeipreservations") || !once.CompareAndSwap(false, true) {
-			forward.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		forward.ServeHTTP(rec, r)
-		close(held)
-		<-opened
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
-	})
-	t.Cleanup(func() {
-		select {
-		case <-opened:
-		default:
-			close(opened)
-		}
-	})
+	kc, held, open := holdReservationAnswer(t)
 	first := bytes.ReplaceAll(conf, []byte(strconv.Quote(kubeconfig)), []byte(strconv.Quote(kc)))
 	type answer struct {
 		out []byte
@@ -106,7 +83,7 @@ func staleAdd(t *testing.T, name, net, verb string) {
 	del := verb != ""
 	again := addProcess(t, conf, node, id)
 	dir := netDir(t, node, name)
-	close(opened)
+	open()
 	a := <-added
 	switch {
 	case del && a.err == nil:
@@ -135,4 +112,37 @@ func staleAdd(t *testing.T, name, net, verb string) {
 	poolEntry(t, pool, slice, again, "")
 	recordGone(t, dir, id)
 	flusherGone(t, dir)
+}
+
+// holdReservationAnswer starts a front of the suite's apiserver (its kubeconfig returned) that
+// forwards the first reservation create and holds its answer until open is called: the ADD
+// that sent it is then in its window without the node's lock, its reservation landed, as it
+// is while it sleeps sleep_for_race. held is closed once the create has landed.
+func holdReservationAnswer(t *testing.T) (kc string, held <-chan struct{}, open func()) {
+	t.Helper()
+	landed, opened := make(chan struct{}), make(chan struct{})
+	var first, openOnce atomic.Bool
+	kc = newProxy(t, func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/overlappingrangeipreservations") || !first.CompareAndSwap(false, true) {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		forward.ServeHTTP(rec, r)
+		close(landed)
+		<-opened
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
+	open = func() {
+		if openOnce.CompareAndSwap(false, true) {
+			close(opened)
+		}
+	}
+	// Registered after the proxy's, so run before it: a held answer lets the proxy close.
+	t.Cleanup(open)
+	return kc, landed, open
 }
