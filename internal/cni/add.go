@@ -19,6 +19,7 @@ package cni
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -224,7 +225,9 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 	for _, t := range targets {
 		addr, err := c.allocate(ctx, t, c.wanted(t.rng), rec)
 		if err != nil {
-			c.rollback(rec)
+			if !errors.Is(err, errReleasedMeanwhile) {
+				c.rollback(rec)
+			}
 			if isExhausted(err) {
 				c.event("AddressesExhausted", err.Error())
 			}

@@ -411,18 +411,40 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 	}
 	// Released meanwhile (GC took the record), or marked released by a DEL that has
 	// answered: the caller must not save its own copy over that (nothing would release the
-	// attachment again), so the ADD fails, its rollback freeing what it holds. The error
-	// does not wrap errTaken, which would send the caller on to the next address.
+	// attachment again), so the ADD fails. The error does not wrap errTaken, which would
+	// send the caller on to the next address.
 	if cur == nil || cur.Gen != rec.Gen || !slices.ContainsFunc(cur.Entries, func(e entry) bool { return e.Address == addr.String() && e.Pool == t.pool }) {
-		return fmt.Errorf("network %q: the attachment was released while %s was being reserved%s", c.cfg.Name, addr, also(err))
+		c.unreserveMade(addr, ref)
+		return fmt.Errorf("network %q: %w: released while %s was being reserved%s", c.cfg.Name, errReleasedMeanwhile, addr, also(err))
 	}
 	if releasing(cur) {
-		return fmt.Errorf("network %q: the attachment was deleted while %s was being reserved%s", c.cfg.Name, addr, also(err))
+		c.unreserveMade(addr, ref)
+		return fmt.Errorf("network %q: %w: deleted while %s was being reserved%s", c.cfg.Name, errReleasedMeanwhile, addr, also(err))
 	}
 	// The caller saves rec next: it carries on from the record as it is now.
 	*rec = *cur
 	noteReservation(rec, t.pool, addr, ref)
 	return err
+}
+
+// errReleasedMeanwhile is an ADD that found its attachment released by a DEL or GC while it
+// reserved without the node's lock. What its record named is theirs to free, and by then
+// the record and the reservations of the same names may be a retried ADD's (same container
+// and interface): a rollback by name would free those, so the ADD has none.
+var errReleasedMeanwhile = errors.New("the attachment is gone")
+
+// unreserveMade deletes the reservation this ADD created for addr without the node's lock,
+// that very object only (its UID and resourceVersion): the releaser of the attachment did
+// not know it, and one of the same name may since be a retried ADD's.
+func (c *call) unreserveMade(addr netip.Addr, ref reservationRef) {
+	if ref.uid == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestWait)
+	defer cancel()
+	// A failed delete leaves it, as it would leave a rollback's; a DEL still written behind
+	// deletes it by name under the lock (checkReleased).
+	_ = c.kube.delete(ctx, c.kube.wbPath("overlappingrangeipreservations", ReservationName(c.cfg.PoolNetwork(), addr)), ref.uid, ref.rv)
 }
 
 // sleepForRace is whereabouts' sleep_for_race, between an address's reservation and its
