@@ -37,6 +37,22 @@ import (
 // leaves it. It returns the reserved address.
 func killedAfterReserve(t *testing.T, conf []byte, network string, slice netip.Prefix, node, id string) netip.Addr {
 	t.Helper()
+	cmd := startAdd(t, conf, node, id)
+	name := reservedBy(t, id)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for a := slice.Addr(); slice.Contains(a); a = a.Next() {
+		if cni.ReservationName(network, a) == name {
+			return a
+		}
+	}
+	t.Fatalf("reservation %s of %s names no address of %s", name, id, slice)
+	return netip.Addr{}
+}
+
+// startAdd starts an ADD of pod id on node in a plugin process of its own.
+func startAdd(t *testing.T, conf []byte, node, id string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(plugin)
 	cmd.Env = append(os.Environ(), "CNI_COMMAND=ADD", "CNI_CONTAINERID="+id, "CNI_NETNS=/var/run/netns/"+id,
 		"CNI_IFNAME=net1", "CNI_PATH=/nonexistent", "CNI_ARGS=K8S_POD_NAMESPACE=tenant;K8S_POD_NAME="+id, "NODENAME="+node)
@@ -44,29 +60,27 @@ func killedAfterReserve(t *testing.T, conf []byte, network string, slice netip.P
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var addr netip.Addr
+	return cmd
+}
+
+// reservedBy waits until container id holds a reservation and returns its name.
+func reservedBy(t *testing.T, id string) string {
+	t.Helper()
+	var name string
 	eventually(t, func() error {
 		l := &wbv1.OverlappingRangeIPReservationList{}
 		if err := k8s.List(context.Background(), l, client.InNamespace(poolNS)); err != nil {
 			return err
 		}
 		for _, o := range l.Items {
-			if o.Spec.ContainerID != id {
-				continue
+			if o.Spec.ContainerID == id {
+				name = o.Name
+				return nil
 			}
-			for a := slice.Addr(); slice.Contains(a); a = a.Next() {
-				if cni.ReservationName(network, a) == o.Name {
-					addr = a
-					return nil
-				}
-			}
-			return fmt.Errorf("reservation %s of %s names no address of %s", o.Name, id, slice)
 		}
 		return fmt.Errorf("no reservation of %s yet", id)
 	})
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	return addr
+	return name
 }
 
 // sleepConf is conf with whereabouts' sleep_for_race, long enough to kill the plugin in it.

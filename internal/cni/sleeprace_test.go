@@ -17,15 +17,8 @@ limitations under the License.
 package cni_test
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"net/netip"
-	"os"
-	"os/exec"
 	"testing"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 )
@@ -38,13 +31,7 @@ func TestSleepForRaceHoldsNoOtherPod(t *testing.T) {
 	const name, node = "sleepy", "node-sleepy"
 	slicePool(t, name, "10.85.4.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.85.4.16/28"})
 	ipam := `"range":"10.85.4.0/24","node_slice_size":"/28"`
-	sleeper := exec.Command(plugin)
-	sleeper.Env = append(os.Environ(), "CNI_COMMAND=ADD", "CNI_CONTAINERID=c-sleeper", "CNI_NETNS=/var/run/netns/c-sleeper",
-		"CNI_IFNAME=net1", "CNI_PATH=/nonexistent", "CNI_ARGS=K8S_POD_NAMESPACE=tenant;K8S_POD_NAME=c-sleeper", "NODENAME="+node)
-	sleeper.Stdin = bytes.NewReader(sleepConf(name, ipam))
-	if err := sleeper.Start(); err != nil {
-		t.Fatal(err)
-	}
+	sleeper := startAdd(t, sleepConf(name, ipam), node, "c-sleeper")
 	done := make(chan error, 1)
 	go func() { done <- sleeper.Wait() }()
 	t.Cleanup(func() {
@@ -52,18 +39,7 @@ func TestSleepForRaceHoldsNoOtherPod(t *testing.T) {
 		<-done
 	})
 	// The sleeper has reserved its address: it sleeps from here on.
-	eventually(t, func() error {
-		l := &wbv1.OverlappingRangeIPReservationList{}
-		if err := k8s.List(context.Background(), l, client.InNamespace(poolNS)); err != nil {
-			return err
-		}
-		for _, o := range l.Items {
-			if o.Spec.ContainerID == "c-sleeper" {
-				return nil
-			}
-		}
-		return fmt.Errorf("no reservation of c-sleeper yet")
-	})
+	reservedBy(t, "c-sleeper")
 	plain := netConf("1.1.0", name, ipam)
 	a := addProcess(t, plain, node, "c-awake")
 	select {
