@@ -265,12 +265,11 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 		}
 		key := Offset(t.poolRange, addr)
 		c.noteCached(t.pool, t.poolRange.String(), key, true)
-		if !c.deferred() {
-			c.sleepForRace(ctx)
-		}
 		if c.deferred() {
+			// Slept already, in reserveAside's window without the node's lock.
 			return addr, c.markPending(rec, addr)
 		}
+		c.sleepForRace(ctx)
 		done, err := c.record(ctx, t, exists, addr)
 		if err != nil {
 			return netip.Addr{}, err

@@ -165,9 +165,13 @@ func legacyState(c *Config, node string) *state {
 
 // Lock queues this process behind every other ADD, DEL and GC of the network on this node.
 func (s *state) Lock() error {
-	f, err := s.flock(".lock")
+	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("state lock: %w", err)
+	}
+	if err := flockWait(f); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("state lock: %w", err)
 	}
 	s.lock = f
 	return nil
@@ -194,24 +198,6 @@ func (s *state) tryLockFile(ctx context.Context, name string, wait time.Duration
 		}
 		time.Sleep(pause)
 	}
-}
-
-func (s *state) flock(name string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("state lock: %w", err)
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("state lock %s: %w", name, err)
-	}
-	return f, nil
 }
 
 func (s *state) Unlock() {
