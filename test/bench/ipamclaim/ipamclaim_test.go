@@ -140,6 +140,15 @@ func BenchmarkVMBurst(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The manager's client settings: the floor's writer is what a controller could at best be.
+	writer, err := client.NewWithWatch(mgrCfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	latFloor, err := latencyFloor(ctx, c, writer, n)
+	if err != nil {
+		b.Fatal(err)
+	}
 	reqBefore, err := apiserverRequests(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -178,6 +187,8 @@ func BenchmarkVMBurst(b *testing.B) {
 	fmt.Printf("  floor: the manager's three writes per VM by a plain client; floor+VM: the user's VM create as well\n")
 	floorVMAfterRate := float64(n) / floorVMAfter.Seconds()
 	fmt.Printf("  floor+VM taken again after the burst: %.1f/s, ratio %.2f\n", floorVMAfterRate, res.rate/floorVMAfterRate)
+	fmt.Printf("  latency floor (the users' creates as in the burst, a plain client reacting to each VM with its three writes): p50 %s, p99 %s; rackwire's p99 / the floor's: %.2f\n",
+		latFloor[0].Round(time.Millisecond), latFloor[1].Round(time.Millisecond), res.p99.Seconds()/latFloor[1].Seconds())
 	fmt.Printf("  load average (1, 5, 15 min) before the floors: %s; after the burst: %s\n", loadBefore, loadAfter)
 	fmt.Printf("  events: %d written during the burst (%.2f per VM)\n", res.events, float64(res.events)/float64(n))
 	fmt.Printf("  VM creates took %s; p50/p99 from a VM's creation to its claim's creation %s/%s, from the claim's creation to status.ips %s/%s\n",
@@ -194,6 +205,8 @@ func BenchmarkVMBurst(b *testing.B) {
 	b.ReportMetric(res.rate, "claims/s")
 	b.ReportMetric(res.rate/floorRate, "ratio")
 	b.ReportMetric(res.rate/floorVMRate, "ratio+VM")
+	b.ReportMetric(res.p99.Seconds(), "p99-s")
+	b.ReportMetric(latFloor[1].Seconds(), "floor-p99-s")
 }
 
 // writeKinds counts the manager's writes by verb and kind, printed with the table.
@@ -261,46 +274,58 @@ func measureFloorNamed(ctx context.Context, c client.Client, n int, withVM bool,
 	start := time.Now()
 	err := parallel(n, func(i int) error {
 		if withVM {
-			vm := newVM(i)
-			vm.Name, vm.Namespace = fmt.Sprintf("%s-%d", prefix, i), floorNS
-			vm.Spec.Template.Spec.Networks = vm.Spec.Template.Spec.Networks[:1]
-			vm.Spec.Template.Spec.Domain.Devices.Interfaces = vm.Spec.Template.Spec.Domain.Devices.Interfaces[:1]
-			if err := c.Create(ctx, vm); err != nil {
+			if err := c.Create(ctx, floorVM(prefix, i)); err != nil {
 				return err
 			}
 		}
-		claim := &ipamclaimsv1alpha1.IPAMClaim{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: fmt.Sprintf("%s-%d.blue", prefix, i), Namespace: floorNS,
-				// The same metadata under keys of the benchmark's own: rackwire would otherwise
-				// take these claims for a gone VM's and write to them.
-				Labels:     map[string]string{"bench.rackwire.metal3.io/vm": fmt.Sprintf("%s-%d", prefix, i)},
-				Finalizers: []string{"bench.rackwire.metal3.io/persistent-ipam", "bench.rackwire.metal3.io/ipamclaim"},
-				OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: fmt.Sprintf("%s-%d", prefix, i),
-					UID: types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-				}},
-			},
-			Spec: ipamclaimsv1alpha1.IPAMClaimSpec{Network: "floor-net"},
-		}
-		if err := c.Create(ctx, claim); err != nil {
-			return err
-		}
-		addr := fmt.Sprintf("10.%d.%d.%d", subnet, i/250, i%250+1)
-		orip := &nodeslicev1alpha1.OverlappingRangeIPReservation{
-			ObjectMeta: metav1.ObjectMeta{Name: "floor-" + addr, Namespace: poolNS, Labels: map[string]string{
-				ipamclaim.LabelClaim: claim.Name, ipamclaim.LabelClaimNamespace: floorNS, ipamclaim.LabelManagedBy: "rackwire",
-			}},
-			Spec: nodeslicev1alpha1.OverlappingRangeIPReservationSpec{PodRef: floorNS + "/" + claim.Name},
-		}
-		if err := c.Create(ctx, orip); err != nil {
-			return err
-		}
-		before := claim.DeepCopy()
-		claim.Status.IPs = []string{addr + "/16"}
-		return c.Status().Patch(ctx, claim, client.MergeFrom(before))
+		return floorWrites(ctx, c, prefix, i, subnet)
 	})
 	return time.Since(start), err
+}
+
+// floorVM is a user's VM of the floors: on no secondary network, which rackwire reads and
+// leaves alone.
+func floorVM(prefix string, i int) *virtv1.VirtualMachine {
+	vm := newVM(i)
+	vm.Name, vm.Namespace = fmt.Sprintf("%s-%d", prefix, i), floorNS
+	vm.Spec.Template.Spec.Networks = vm.Spec.Template.Spec.Networks[:1]
+	vm.Spec.Template.Spec.Domain.Devices.Interfaces = vm.Spec.Template.Spec.Domain.Devices.Interfaces[:1]
+	return vm
+}
+
+// floorWrites makes, with a plain client, the three writes rackwire makes for VM prefix-i:
+// its claim, the address's reservation (10.subnet.x.y) and the claim's status.
+func floorWrites(ctx context.Context, c client.Client, prefix string, i, subnet int) error {
+	claim := &ipamclaimsv1alpha1.IPAMClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("%s-%d.blue", prefix, i), Namespace: floorNS,
+			// The same metadata under keys of the benchmark's own: rackwire would otherwise
+			// take these claims for a gone VM's and write to them.
+			Labels:     map[string]string{"bench.rackwire.metal3.io/vm": fmt.Sprintf("%s-%d", prefix, i)},
+			Finalizers: []string{"bench.rackwire.metal3.io/persistent-ipam", "bench.rackwire.metal3.io/ipamclaim"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: fmt.Sprintf("%s-%d", prefix, i),
+				UID: types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: ipamclaimsv1alpha1.IPAMClaimSpec{Network: "floor-net"},
+	}
+	if err := c.Create(ctx, claim); err != nil {
+		return err
+	}
+	addr := fmt.Sprintf("10.%d.%d.%d", subnet, i/250, i%250+1)
+	orip := &nodeslicev1alpha1.OverlappingRangeIPReservation{
+		ObjectMeta: metav1.ObjectMeta{Name: "floor-" + addr, Namespace: poolNS, Labels: map[string]string{
+			ipamclaim.LabelClaim: claim.Name, ipamclaim.LabelClaimNamespace: floorNS, ipamclaim.LabelManagedBy: "rackwire",
+		}},
+		Spec: nodeslicev1alpha1.OverlappingRangeIPReservationSpec{PodRef: floorNS + "/" + claim.Name},
+	}
+	if err := c.Create(ctx, orip); err != nil {
+		return err
+	}
+	before := claim.DeepCopy()
+	claim.Status.IPs = []string{addr + "/16"}
+	return c.Status().Patch(ctx, claim, client.MergeFrom(before))
 }
 
 type result struct {
@@ -435,6 +460,8 @@ func newVM(i int) *virtv1.VirtualMachine {
 
 // allocations records when each claim was first seen (made) and first showed status.ips (at).
 type allocations struct {
+	// ns is the namespace watched, vmNS when empty.
+	ns   string
 	mu   sync.Mutex
 	at   map[string]time.Time
 	made map[string]time.Time
@@ -464,14 +491,18 @@ func (a *allocations) note(c *ipamclaimsv1alpha1.IPAMClaim) {
 // watch follows the claims of the VMs' namespace from now on, starting again where it left
 // off when the apiserver ends a watch.
 func (a *allocations) watch(ctx context.Context, c client.WithWatch) error {
+	ns := a.ns
+	if ns == "" {
+		ns = vmNS
+	}
 	var list ipamclaimsv1alpha1.IPAMClaimList
-	if err := c.List(ctx, &list, client.InNamespace(vmNS)); err != nil {
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return err
 	}
 	rv := list.ResourceVersion
 	go func() {
 		for ctx.Err() == nil {
-			w, err := c.Watch(ctx, &ipamclaimsv1alpha1.IPAMClaimList{}, client.InNamespace(vmNS), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
+			w, err := c.Watch(ctx, &ipamclaimsv1alpha1.IPAMClaimList{}, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
 			if err != nil {
 				time.Sleep(100 * time.Millisecond)
 				continue
