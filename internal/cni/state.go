@@ -239,10 +239,28 @@ func (s *state) save(r *record) error {
 		return err
 	}
 	p := s.path(r.ContainerID, r.IfName)
+	// A sweep (the flusher's, without the node's lock) removes the twin of a record not
+	// there yet when the twin is old, as a spare moved in is; an older plugin's removes any
+	// old twin. Judged before this save opened it and removed before the swap, the twin is
+	// gone with what was written into it: it is written again, into a file made now, which
+	// no sweep takes for old.
+	for try := 0; ; try++ {
+		err := s.swapIn(p, b, try == 0)
+		if !errors.Is(err, os.ErrNotExist) || try == 2 {
+			return err
+		}
+	}
+}
+
+// swapIn writes b into p's twin and swaps it in; spare says whether a missing twin may be
+// a spare moved in.
+func (s *state) swapIn(p string, b []byte, spare bool) error {
 	tmp := twin(p)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		s.reuse(tmp)
+		if spare {
+			s.reuse(tmp)
+		}
 		f, err = os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	}
 	if err != nil {
