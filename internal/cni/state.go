@@ -220,11 +220,27 @@ func (s *state) load(containerID, ifName string) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeRecord(s.path(containerID, ifName), b), nil
+}
+
+// decodeRecord is the record in b, read from path; nil when b is no whole record of the
+// attachment the path names. Only the file system makes one (a record is written whole and
+// swapped in): a power cut on a file system that keeps no order between a file's data and
+// its directory's names (ext4 without a journal) can leave a record's name on an empty
+// file, or on another attachment's file written since. Taken for none, it leaves DEL its
+// way without a record, and the rest of the node's records to GC and the flusher, where an
+// error would fail each of them for good.
+func decodeRecord(path string, b []byte) *record {
 	r := &record{}
-	if err := json.Unmarshal(b, r); err != nil {
-		return nil, fmt.Errorf("state record %s: %w", s.path(containerID, ifName), err)
+	err := json.Unmarshal(b, r)
+	if err == nil && filepath.Base(path) != safeName(r.ContainerID)+"_"+safeName(r.IfName) {
+		err = fmt.Errorf("it is the record of container %q, interface %q", r.ContainerID, r.IfName)
 	}
-	return r, nil
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rackwire: state record %s is unreadable (%v): taken for none\n", path, err)
+		return nil
+	}
+	return r
 }
 
 // save writes r atomically: a crash leaves the old record or the new one. The new one is
@@ -369,11 +385,9 @@ func (s *state) all() ([]*record, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &record{}
-		if err := json.Unmarshal(b, r); err != nil {
-			return nil, fmt.Errorf("state record %s: %w", n, err)
+		if r := decodeRecord(filepath.Join(s.dir, n), b); r != nil {
+			out = append(out, r)
 		}
-		out = append(out, r)
 	}
 	return out, nil
 }
@@ -487,9 +501,11 @@ func (s *state) pendingRecords() ([]*record, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &record{}
-		if err := json.Unmarshal(b, r); err != nil {
-			return nil, fmt.Errorf("state record %s: %w", de.Name(), err)
+		r := decodeRecord(filepath.Join(s.dir, de.Name()), b)
+		if r == nil {
+			// Not flushed as it is, nor read again at every pass.
+			_ = os.Remove(filepath.Join(s.pendingDir(), de.Name()))
+			continue
 		}
 		if info, err := de.Info(); err == nil {
 			r.marked = info.ModTime()
