@@ -392,6 +392,10 @@ func (s *state) all() ([]*record, error) {
 	return out, nil
 }
 
+// asStored is s as a record, a pool entry or a reservation keeps it: JSON writes each byte
+// that is not UTF-8 as U+FFFD, as converting to runes does.
+func asStored(s string) string { return string([]rune(s)) }
+
 // safeName keeps a path element a single element.
 func safeName(s string) string {
 	if s == "" {
