@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -245,14 +246,15 @@ func allocationOf(p *wbv1.IPPool, key string) (wbv1.IPAllocation, bool) {
 }
 
 // leaked says whether pool entry a, found where the flusher writes alloc, was left by an
-// attachment that is gone: no record of it on this node (this layout or the old one), and
-// the address's reservation alloc's.
+// attachment that is gone: no record file of it on this node (this layout or the old one),
+// and the address's reservation alloc's. A file that does not read as a record (a power
+// cut's, see decodeRecord) is an attachment whose DEL has not come, which may be live.
 func (c *call) leaked(ctx context.Context, a wbv1.IPAllocation, reservation string, alloc wbv1.IPAllocation) bool {
 	for _, st := range []*state{c.st, c.legacy} {
 		if st == nil {
 			continue
 		}
-		if r, err := st.load(a.ContainerID, a.IfName); err != nil || r != nil {
+		if _, err := os.Lstat(st.path(a.ContainerID, a.IfName)); !errors.Is(err, os.ErrNotExist) {
 			return false
 		}
 	}

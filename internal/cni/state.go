@@ -220,22 +220,65 @@ func (s *state) load(containerID, ifName string) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &record{}
-	if err := json.Unmarshal(b, r); err != nil {
-		return nil, fmt.Errorf("state record %s: %w", s.path(containerID, ifName), err)
-	}
-	return r, nil
+	return decodeRecord(s.path(containerID, ifName), b), nil
 }
 
-// save writes r atomically: a crash leaves the old record or the new one.
+// decodeRecord is the record in b, read from path; nil when b is no whole record of the
+// attachment the path names. Only the file system makes one (a record is written whole and
+// swapped in): a power cut on a file system that keeps no order between a file's data and
+// its directory's names (ext4 without a journal) can leave a record's name on an empty
+// file, or on another attachment's file written since. Taken for none, it leaves DEL its
+// way without a record, and the rest of the node's records to GC and the flusher, where an
+// error would fail each of them for good.
+func decodeRecord(path string, b []byte) *record {
+	r := &record{}
+	err := json.Unmarshal(b, r)
+	if err == nil && filepath.Base(path) != safeName(r.ContainerID)+"_"+safeName(r.IfName) {
+		err = fmt.Errorf("it is the record of container %q, interface %q", r.ContainerID, r.IfName)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rackwire: state record %s is unreadable (%v): taken for none\n", path, err)
+		return nil
+	}
+	return r
+}
+
+// save writes r atomically: a crash leaves the old record or the new one. The new one is
+// written into the record's twin (<record>.tmp) and swapped in whole; the twin then holds
+// the old one, and its inode takes the next save. A new inode for each save, and the old
+// record's freed at each rename, made most of a verb's file-system time: ext4 without a
+// journal looks past every inode freed in the last moments before it hands one out, and a
+// node's burst frees hundreds.
 func (s *state) save(r *record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
 	p := s.path(r.ContainerID, r.IfName)
-	tmp := p + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	// A sweep (the flusher's, without the node's lock) removes the twin of a record not
+	// there yet when the twin is old, as a spare moved in is; an older plugin's removes any
+	// old twin. Judged before this save opened it and removed before the swap, the twin is
+	// gone with what was written into it: it is written again, into a file made now, which
+	// no sweep takes for old.
+	for try := 0; ; try++ {
+		err := s.swapIn(p, b, try == 0)
+		if !errors.Is(err, os.ErrNotExist) || try == 2 {
+			return err
+		}
+	}
+}
+
+// swapIn writes b into p's twin and swaps it in; spare says whether a missing twin may be
+// a spare moved in.
+func (s *state) swapIn(p string, b []byte, spare bool) error {
+	tmp := twin(p)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		if spare {
+			s.reuse(tmp)
+		}
+		f, err = os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	}
 	if err != nil {
 		return err
 	}
@@ -250,11 +293,76 @@ func (s *state) save(r *record) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	// A first save has nothing to swap with, and a file system without RENAME_EXCHANGE
+	// (EINVAL) gets the plain rename, which frees the old record.
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, p, unix.RENAME_EXCHANGE); err == nil {
+		return nil
+	}
 	return os.Rename(tmp, p)
 }
 
+// twin is the file a record's next version is written to before it is swapped in.
+func twin(record string) string { return record + ".tmp" }
+
+// remove drops the attachment's record with its twin and its markers, the record last (a
+// crash before leaves it for DEL or GC to finish). Their files are kept as spares.
 func (s *state) remove(containerID, ifName string) error {
-	err := os.Remove(s.path(containerID, ifName))
+	p := s.path(containerID, ifName)
+	name := filepath.Base(p)
+	for _, f := range []struct{ path, as string }{
+		{twin(p), name + ".twin"},
+		{filepath.Join(s.pendingDir(), name), name + ".marker"},
+		{filepath.Join(s.idleDir(), name), name + ".marker"},
+		{p, name},
+	} {
+		if err := s.retire(f.path, f.as); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spareDir holds the files of attachments gone, for the next ones to write over: a record,
+// its twin and its marker each take a new inode otherwise, freed again at the attachment's
+// DEL (see save for what that costs).
+func (s *state) spareDir() string { return filepath.Join(s.dir, ".spare") }
+
+// maxSpares is how many spare files a node's network keeps past the flusher's sweep: enough
+// for a burst of attachments on a node, three files each.
+const maxSpares = 256
+
+// reuse moves a spare file to path, when there is one, for the caller to write over.
+func (s *state) reuse(path string) {
+	d, err := os.Open(s.spareDir())
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(8)
+	_ = d.Close()
+	for _, n := range names {
+		if os.Rename(filepath.Join(s.spareDir(), n), path) == nil {
+			return
+		}
+	}
+}
+
+// retire takes path's file out of the way, as a spare named as when it can. A path that is
+// gone is no error.
+func (s *state) retire(path, as string) error {
+	spare := filepath.Join(s.spareDir(), as)
+	err := os.Rename(path, spare)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Lstat(path); errors.Is(serr, os.ErrNotExist) {
+			return nil
+		}
+		if err = os.Mkdir(s.spareDir(), 0o700); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Rename(path, spare)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	err = os.Remove(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -277,14 +385,16 @@ func (s *state) all() ([]*record, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &record{}
-		if err := json.Unmarshal(b, r); err != nil {
-			return nil, fmt.Errorf("state record %s: %w", n, err)
+		if r := decodeRecord(filepath.Join(s.dir, n), b); r != nil {
+			out = append(out, r)
 		}
-		out = append(out, r)
 	}
 	return out, nil
 }
+
+// asStored is s as a record, a pool entry or a reservation keeps it: JSON writes each byte
+// that is not UTF-8 as U+FFFD, as converting to runes does.
+func asStored(s string) string { return string([]rune(s)) }
 
 // safeName keeps a path element a single element.
 func safeName(s string) string {
@@ -298,37 +408,80 @@ func safeName(s string) string {
 // flusher reads those records only, not every record of the node.
 func (s *state) pendingDir() string { return filepath.Join(s.dir, ".pending") }
 
+// idleDir holds the markers of attachments with nothing pending: a marker moves between it
+// and the pending index by rename, and is created and freed once in the attachment's life
+// rather than at each ADD, DEL and flush (see save for why inodes matter).
+func (s *state) idleDir() string { return filepath.Join(s.dir, ".idle") }
+
 func (s *state) markPending(containerID, ifName string) error {
-	if err := os.MkdirAll(s.pendingDir(), 0o700); err != nil {
-		return err
+	name := filepath.Base(s.path(containerID, ifName))
+	marker := filepath.Join(s.pendingDir(), name)
+	idle := filepath.Join(s.idleDir(), name)
+	if err := os.Rename(idle, marker); errors.Is(err, os.ErrNotExist) {
+		// No idle marker, or no index yet: then the marker is a spare, or made anew.
+		if err := os.MkdirAll(s.pendingDir(), 0o700); err != nil {
+			return err
+		}
+		if os.Rename(idle, marker) != nil {
+			s.reuse(marker)
+		}
 	}
-	return os.WriteFile(filepath.Join(s.pendingDir(), filepath.Base(s.path(containerID, ifName))), nil, 0o600)
+	// Written, not only moved: its time is when the entry became pending (flushDue).
+	return os.WriteFile(marker, nil, 0o600)
 }
 
 func (s *state) unmarkPending(r *record) {
-	_ = os.Remove(filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName))))
+	name := filepath.Base(s.path(r.ContainerID, r.IfName))
+	marker := filepath.Join(s.pendingDir(), name)
+	err := os.Rename(marker, filepath.Join(s.idleDir(), name))
+	if errors.Is(err, os.ErrNotExist) && os.Mkdir(s.idleDir(), 0o700) == nil {
+		err = os.Rename(marker, filepath.Join(s.idleDir(), name))
+	}
+	if err != nil {
+		_ = os.Remove(marker)
+	}
 }
 
 // staleTemp is the age past which a temporary file in the node's directory is a killed
 // writer's: a live one renames its own within moments.
 const staleTemp = 10 * time.Minute
 
-// removeStaleTemps takes out the temporary files of writers killed before their rename (a
-// runtime ends an ADD past its timeout): each writer's has a name of its own, so nothing
-// would ever write over them. The flusher calls it, off the verbs' path: reading the
-// directory reads every record's name.
+// removeStaleTemps takes out what killed writers and older plugins leave behind: the
+// temporary files of writers killed before their rename (a runtime ends an ADD past its
+// timeout), each writer's with a name of its own that nothing would ever write over; a
+// record's twin once its record is gone; and idle markers of records gone (an older plugin's
+// flusher or DEL drops a record and its pending marker only). A live record's twin stays
+// however old: the record's next save reuses it. The flusher calls it, off the verbs' path:
+// reading the directory reads every record's name.
 func (s *state) removeStaleTemps() {
 	des, err := os.ReadDir(s.dir)
 	if err != nil {
 		return
 	}
+	gone := func(name string) bool {
+		_, err := os.Lstat(filepath.Join(s.dir, name))
+		return errors.Is(err, os.ErrNotExist)
+	}
 	for _, de := range des {
 		if de.IsDir() || !isTempFile(de.Name()) {
+			continue
+		}
+		if rec, ok := strings.CutSuffix(de.Name(), ".tmp"); ok && !strings.HasPrefix(rec, ".") && !gone(rec) {
 			continue
 		}
 		if info, err := de.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
 			_ = os.Remove(filepath.Join(s.dir, de.Name()))
 		}
+	}
+	idle, _ := os.ReadDir(s.idleDir())
+	for _, de := range idle {
+		if gone(de.Name()) {
+			_ = os.Remove(filepath.Join(s.idleDir(), de.Name()))
+		}
+	}
+	spares, _ := os.ReadDir(s.spareDir())
+	for _, de := range spares[min(len(spares), maxSpares):] {
+		_ = os.Remove(filepath.Join(s.spareDir(), de.Name()))
 	}
 }
 
@@ -352,9 +505,11 @@ func (s *state) pendingRecords() ([]*record, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &record{}
-		if err := json.Unmarshal(b, r); err != nil {
-			return nil, fmt.Errorf("state record %s: %w", de.Name(), err)
+		r := decodeRecord(filepath.Join(s.dir, de.Name()), b)
+		if r == nil {
+			// Not flushed as it is, nor read again at every pass.
+			_ = os.Remove(filepath.Join(s.pendingDir(), de.Name()))
+			continue
 		}
 		if info, err := de.Info(); err == nil {
 			r.marked = info.ModTime()

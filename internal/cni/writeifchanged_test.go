@@ -18,6 +18,7 @@ package cni
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -89,24 +90,42 @@ func TestIsTempFile(t *testing.T) {
 }
 
 // TestRemoveStaleTemps: the temporary files of writers killed before their rename go once
-// they are old; a young one (a writer at work), the files themselves and records stay.
+// they are old, and so does the twin of a record gone; a young one (a writer at work), the
+// files themselves, records and their twins stay. Idle markers go with their records, and
+// spares past maxSpares go.
 func TestRemoveStaleTemps(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, ".cache")
-	stale := []string{path + ".tmp-111", path + ".tmp", filepath.Join(dir, ".claims.tmp-333"), filepath.Join(dir, "c1_net1.tmp")}
-	kept := []string{path, path + ".tmp-222", filepath.Join(dir, "c1_net1"), filepath.Join(dir, ".pool-net-10.0.0.0-24")}
+	st := &state{dir: dir}
+	for _, d := range []string{st.idleDir(), st.spareDir()} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := []string{path + ".tmp-111", path + ".tmp", filepath.Join(dir, ".claims.tmp-333"), filepath.Join(dir, "c2_net1.tmp"),
+		filepath.Join(st.idleDir(), "c2_net1")}
+	kept := []string{path, path + ".tmp-222", filepath.Join(dir, "c1_net1"), filepath.Join(dir, "c1_net1.tmp"), filepath.Join(dir, ".pool-net-10.0.0.0-24"),
+		filepath.Join(st.idleDir(), "c1_net1")}
+	for i := range maxSpares + 5 {
+		if err := os.WriteFile(filepath.Join(st.spareDir(), fmt.Sprintf("c%d_net1", i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, p := range append(stale, kept...) {
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old := time.Now().Add(-time.Hour)
-	for _, p := range append(stale, path, filepath.Join(dir, "c1_net1")) {
+	for _, p := range append(stale, path, filepath.Join(dir, "c1_net1"), filepath.Join(dir, "c1_net1.tmp")) {
 		if err := os.Chtimes(p, old, old); err != nil {
 			t.Fatal(err)
 		}
 	}
-	(&state{dir: dir}).removeStaleTemps()
+	st.removeStaleTemps()
+	if spares, err := os.ReadDir(st.spareDir()); err != nil || len(spares) != maxSpares {
+		t.Errorf("%d spares after the sweep, want %d: %v", len(spares), maxSpares, err)
+	}
 	for _, p := range stale {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("stale temporary %s left: %v", filepath.Base(p), err)
