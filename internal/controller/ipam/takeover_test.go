@@ -62,8 +62,15 @@ var _ = Describe("taking over from ip-address-manager", func() {
 		m3addr.Spec = ipamv1alpha1.IPAddressSpec{Address: "192.168.0.10", Prefix: 24, Gateway: addr("192.168.0.1"),
 			Pool: corev1.ObjectReference{Name: "pool1", Namespace: ns}, Claim: corev1.ObjectReference{Name: m3claim.Name, Namespace: ns}}
 		Expect(k8s.Create(ctx, m3addr)).To(Succeed())
-		m3claim.Status.Address = &corev1.ObjectReference{Name: m3addr.Name, Namespace: ns}
-		Expect(k8s.Status().Update(ctx, m3claim)).To(Succeed())
+		// The paused cluster's objects still get the controllers' writes (a label, a
+		// condition): each status is written from a fresh read until it lands.
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(m3claim), m3claim); err != nil {
+				return err
+			}
+			m3claim.Status.Address = &corev1.ObjectReference{Name: m3addr.Name, Namespace: ns}
+			return k8s.Status().Update(ctx, m3claim)
+		}).Should(Succeed())
 
 		capiClaim := newCAPIClaim(ns, "machine-0-eth1", "pool1")
 		capiClaim.Finalizers = []string{"ipam.metal3.io/ipaddressclaim"}
@@ -76,13 +83,22 @@ var _ = Describe("taking over from ip-address-manager", func() {
 		capiAddr.Spec = capiipamv1beta2.IPAddressSpec{Address: "192.168.0.11", Prefix: ptr.To[int32](24), Gateway: "192.168.0.1",
 			PoolRef: capiClaim.Spec.PoolRef, ClaimRef: capiipamv1beta2.IPAddressClaimReference{Name: capiClaim.Name}}
 		Expect(k8s.Create(ctx, capiAddr)).To(Succeed())
-		capiClaim.Status.AddressRef = capiipamv1beta2.IPAddressReference{Name: capiAddr.Name}
-		capiClaim.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.Now()}}
-		Expect(k8s.Status().Update(ctx, capiClaim)).To(Succeed())
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(capiClaim), capiClaim); err != nil {
+				return err
+			}
+			capiClaim.Status.AddressRef = capiipamv1beta2.IPAddressReference{Name: capiAddr.Name}
+			capiClaim.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.Now()}}
+			return k8s.Status().Update(ctx, capiClaim)
+		}).Should(Succeed())
 
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pool), pool)).To(Succeed())
-		pool.Status.Indexes = map[string]string{m3claim.Name: "192.168.0.10", capiClaim.Name: "192.168.0.11"}
-		Expect(k8s.Status().Update(ctx, pool)).To(Succeed())
+		Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+				return err
+			}
+			pool.Status.Indexes = map[string]string{m3claim.Name: "192.168.0.10", capiClaim.Name: "192.168.0.11"}
+			return k8s.Status().Update(ctx, pool)
+		}).Should(Succeed())
 
 		By("unpausing: the adopted claims keep their one address each")
 		setClusterPaused(cluster, false)
