@@ -39,18 +39,27 @@ import (
 // and its pending marker back.
 func markPendingAgain(t *testing.T, dir, container string, tried bool) {
 	t.Helper()
+	rewritePending(t, dir, container, func(rec map[string]any) {
+		for _, e := range rec["entries"].([]any) {
+			e.(map[string]any)["pending"] = true
+			if tried {
+				e.(map[string]any)["tried"] = true
+			}
+		}
+	})
+}
+
+// rewritePending rewrites an attachment's record with edit and puts its pending marker back,
+// for the next flusher to find.
+func rewritePending(t *testing.T, dir, container string, edit func(rec map[string]any)) {
+	t.Helper()
 	path := filepath.Join(dir, container+"_net1")
 	b, err := os.ReadFile(path)
 	rec := map[string]any{}
 	if err != nil || json.Unmarshal(b, &rec) != nil {
 		t.Fatalf("record %s: %v %s", path, err, b)
 	}
-	for _, e := range rec["entries"].([]any) {
-		e.(map[string]any)["pending"] = true
-		if tried {
-			e.(map[string]any)["tried"] = true
-		}
-	}
+	edit(rec)
 	if b, err = json.Marshal(rec); err != nil {
 		t.Fatal(err)
 	}

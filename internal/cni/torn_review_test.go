@@ -18,7 +18,6 @@ package cni_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
@@ -62,26 +61,10 @@ func TestTornRecordKeepsItsHoldersPoolEntry(t *testing.T) {
 	if err := k8s.Create(context.Background(), orip); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "c-tl-y_net1")
-	b, err := os.ReadFile(path)
-	rec := map[string]any{}
-	if err != nil || json.Unmarshal(b, &rec) != nil {
-		t.Fatalf("record %s: %v %s", path, err, b)
-	}
-	rec["entries"] = []any{map[string]any{"pool": pool, "range": slice.String(), "address": x.String(),
-		"reservation": cni.ReservationName(name, x), "pending": true}}
-	if b, err = json.Marshal(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, ".pending"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".pending", "c-tl-y_net1"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	rewritePending(t, dir, "c-tl-y", func(rec map[string]any) {
+		rec["entries"] = []any{map[string]any{"pool": pool, "range": slice.String(), "address": x.String(),
+			"reservation": cni.ReservationName(name, x), "pending": true}}
+	})
 
 	flusher := exec.Command(plugin, "flush", dir)
 	if err := flusher.Start(); err != nil {
