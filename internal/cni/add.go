@@ -228,7 +228,7 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 	for _, t := range targets {
 		addr, err := c.allocate(ctx, t, c.wanted(t.rng), rec)
 		if err != nil {
-			if !errors.Is(err, errReleasedMeanwhile) {
+			if !errors.Is(err, errReleasedMeanwhile) && !errors.Is(err, errLeftToItsRelease) {
 				c.rollback(rec)
 			}
 			if isExhausted(err) {

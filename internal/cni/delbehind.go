@@ -201,6 +201,12 @@ func (c *call) settled(ctx context.Context, seen *record) (*record, error) {
 	return cur, nil
 }
 
+// errLeftToItsRelease is an ADD that failed after it saved its record and let the node's lock
+// go: the record on the node is then the one to free, by the DEL or GC that will come, and it
+// may by now be a retried ADD's (same container and interface), which a rollback by name
+// would free.
+var errLeftToItsRelease = errors.New("the attachment's record is left for its DEL")
+
 // releaseNow carries out, the node lock held, the DELs of the node still waiting for the
 // flusher, and says how many. It lets go of the lock while it waits for entries being written;
 // own, the record of the ADD that calls it, is then as it stands after the wait.
@@ -227,7 +233,7 @@ func (c *call) releaseNow(ctx context.Context, own *record) (int, error) {
 		// held by nothing.
 		r, err := c.settled(ctx, seen)
 		if err != nil {
-			return n, err
+			return n, fmt.Errorf("%w (%w)", err, errLeftToItsRelease)
 		}
 		if r == nil || !releasing(r) {
 			continue
@@ -236,16 +242,16 @@ func (c *call) releaseNow(ctx context.Context, own *record) (int, error) {
 		gone.containerID, gone.ifName = r.ContainerID, r.IfName
 		gone.podNS, gone.podName, _ = strings.Cut(r.PodRef, "/")
 		if err := gone.release(ctx, r); err != nil {
-			return n, err
+			return n, fmt.Errorf("%w (%w)", err, errLeftToItsRelease)
 		}
 		n++
 	}
 	cur, err := c.st.load(own.ContainerID, own.IfName)
 	if err != nil {
-		return n, err
+		return n, fmt.Errorf("%w (%w)", err, errLeftToItsRelease)
 	}
 	if cur == nil || cur.Gen != own.Gen || releasing(cur) {
-		return n, fmt.Errorf("network %q: the attachment was deleted while its ADD waited for the pool flusher", c.cfg.Name)
+		return n, fmt.Errorf("network %q: %w: deleted while its ADD waited for the pool flusher", c.cfg.Name, errReleasedMeanwhile)
 	}
 	*own = *cur
 	return n, nil

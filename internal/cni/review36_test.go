@@ -1,0 +1,234 @@
+/*
+Copyright 2026 The rackwire Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cni_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/utils"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+	"github.com/rackwire/rackwire/internal/cni"
+)
+
+// runPluginIf is runPlugin with the interface name given.
+func runPluginIf(verb string, conf []byte, container, ifName, node, args string) ([]byte, error) {
+	cmd := exec.Command(plugin)
+	cmd.Env = append(os.Environ(), "CNI_COMMAND="+verb, "CNI_CONTAINERID="+container, "CNI_NETNS=/var/run/netns/"+container,
+		"CNI_IFNAME="+ifName, "CNI_PATH=/nonexistent", "CNI_ARGS="+args, "NODENAME="+node)
+	cmd.Stdin = bytes.NewReader(conf)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s/%s on %s: %v: %s %s", verb, container, ifName, node, err, strings.TrimSpace(out.String()), errOut.String())
+	}
+	return out.Bytes(), nil
+}
+
+// addIf runs ADD of container's interface ifName in a plugin process and returns its address.
+func addIf(t *testing.T, conf []byte, container, ifName, node string) netip.Addr {
+	t.Helper()
+	out, err := runPluginIf("ADD", conf, container, ifName, node, podArgs(container))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &current.Result{}
+	if err := json.Unmarshal(out, r); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := netip.AddrFromSlice(r.IPs[0].Address.IP)
+	return a.Unmap()
+}
+
+// TestReview36TwoNonUTF8InterfaceNamesGetTwoAddresses: since 4b67cb8 an attachment's names
+// are taken as JSON keeps them, each byte that is not UTF-8 as U+FFFD. Two interfaces of one
+// pod whose names differ only in such bytes ("net\xe9", "net\xea", both let through by the
+// runtime's check) are then one attachment to the plugin: the second ADD finds the first's
+// record and reservation "its own" and answers the same address. Two holders of one address;
+// and the DEL of either frees it while the other still uses it.
+func TestReview36TwoNonUTF8InterfaceNamesGetTwoAddresses(t *testing.T) {
+	const node = "node-r36u"
+	t.Setenv("NODENAME", node)
+	conf := netConf("1.1.0", "r36utf8", `"range":"10.136.2.0/24"`)
+	first := attachment{conf: conf, container: "c-r36u", ifName: "net\xe9", pod: "r36u"}
+	second := attachment{conf: conf, container: "c-r36u", ifName: "net\xea", pod: "r36u"}
+	for _, a := range []attachment{first, second} {
+		if err := utils.ValidateInterfaceName(a.ifName); err != nil {
+			t.Fatalf("the runtime's check refuses %q: %v", a.ifName, err)
+		}
+	}
+	a1 := addrs(first.mustAdd(t))[0]
+	a2 := addrs(second.mustAdd(t))[0]
+	t.Cleanup(func() { _ = first.del(); _ = second.del() })
+	if a1 == a2 {
+		t.Fatalf("interfaces %q and %q of one pod were both given %s", first.ifName, second.ifName, a1)
+	}
+}
+
+// TestReview36InterfaceNamedLikeATwinKeepsItsRecord: a record's twin is <record>.tmp, and a
+// record is <container>_<interface>: the twin of interface "n" is the record of interface
+// "n.tmp" of the same pod (a name the runtime's check lets through). The save of one
+// truncates and renames the other's record: the attachment "n.tmp", answered with an address
+// whose entry the flusher has not written yet, is then forgotten, its marker dropped by the
+// flusher as a record naming another attachment, and its DEL frees nothing: its reservation
+// stays for good.
+func TestReview36InterfaceNamedLikeATwinKeepsItsRecord(t *testing.T) {
+	const name, node = "r36twin", "node-r36w"
+	slicePool(t, name, "10.136.3.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.136.3.16/28"})
+	slice, pool := netip.MustParsePrefix("10.136.3.16/28"), "r36twin-node-r36w-10.136.3.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.136.3.0/24","node_slice_size":"/28"`)
+	// A first pod makes the node's directory.
+	o := addProcess(t, conf, node, "c-r36w-o")
+	poolEntry(t, pool, slice, o, "c-r36w-o")
+	dir := netDir(t, node, name)
+	flusherGone(t, dir)
+
+	// Both ADDs answer before any flusher writes (a burst: they come within its window).
+	release, ok := cni.HoldFlusherProbe(dir)
+	if !ok {
+		t.Fatal("a flusher runs")
+	}
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
+	dotTmp := addIf(t, conf, "c-r36w", "n.tmp", node)
+	plain := addIf(t, conf, "c-r36w", "n", node)
+	rec := map[string]any{}
+	b, err := os.ReadFile(filepath.Join(dir, "c-r36w_n.tmp"))
+	if err != nil || json.Unmarshal(b, &rec) != nil || rec["ifName"] != "n.tmp" {
+		t.Errorf("after the ADD of interface n, the record of interface n.tmp (%s) reads %q (%v)", dotTmp, b, err)
+	}
+	release()
+	released = true
+	flusherGone(t, dir)
+
+	for _, ifName := range []string{"n.tmp", "n"} {
+		if _, err := runPluginIf("DEL", conf, "c-r36w", ifName, node, podArgs("c-r36w")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := runPlugin("DEL", conf, "c-r36w-o", node, podArgs("c-r36w-o")); err != nil {
+		t.Fatal(err)
+	}
+	flusherGone(t, dir)
+	eventually(t, func() error {
+		for _, a := range []netip.Addr{dotTmp, plain, o} {
+			if r, ok := reservation(t, cni.ReservationName(name, a)); ok {
+				return fmt.Errorf("reservation of %s left for %s/%s after every DEL", a, r.Spec.ContainerID, r.Spec.IfName)
+			}
+		}
+		if got := ippool(t, pool).Spec.Allocations; len(got) != 0 {
+			return fmt.Errorf("pool entries left after every DEL: %v", got)
+		}
+		return nil
+	})
+}
+
+// TestReview36GCReleasesAnInterfaceNamedDotTmp: GC reads every record of the node but those
+// whose names end in ".tmp", taken for twins: an attachment whose interface is "n1.tmp" and
+// whose DEL never came is never released by GC, its pool entry and reservation held for good.
+func TestReview36GCReleasesAnInterfaceNamedDotTmp(t *testing.T) {
+	const node = "node-r36g"
+	t.Setenv("NODENAME", node)
+	conf := netConf("1.1.0", "r36gc", `"range":"10.136.4.0/24"`)
+	a := attachment{conf: conf, container: "c-r36g", ifName: "n1.tmp", pod: "r36g"}
+	addr, err := netip.ParsePrefix(addrs(a.mustAdd(t))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(conf, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["cni.dev/valid-attachments"] = []types.GCAttachment{}
+	b, _ := json.Marshal(m)
+	if err := cni.GC(&skel.CmdArgs{StdinData: b}); err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	if r, ok := reservation(t, cni.ReservationName("r36gc", addr.Addr())); ok {
+		t.Errorf("GC of a node with no valid attachment left the reservation of %s for %s/%s", addr.Addr(), r.Spec.ContainerID, r.Spec.IfName)
+	}
+	if got := ippool(t, "r36gc-10.136.4.0-24").Spec.Allocations; len(got) != 0 {
+		t.Errorf("GC of a node with no valid attachment left pool entries %v", got)
+	}
+	_ = a.del()
+}
+
+// TestReview36TornRecordWithAWholeTwinIsNotForgotten: a power cut on ext4 without a journal
+// keeps the data a save synced but maybe not the names the swap changed. A save N writes
+// version N into the twin's inode X, syncs it and swaps (record -> X, twin -> Y); the next
+// save N+1 truncates Y, the twin as the process sees the directory. Cut there, with the swap
+// of save N not on disk: the record's name is on Y, empty, and the twin's on X, which holds
+// version N whole. The attachment (answered, its entry not in the pool yet) is taken for
+// none: DEL finds nothing of it in the pool and frees nothing, and its reservation is held
+// for good, although the node has its whole record, in the twin.
+func TestReview36TornRecordWithAWholeTwinIsNotForgotten(t *testing.T) {
+	const name, node = "r36torn", "node-r36t"
+	slicePool(t, name, "10.136.1.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.136.1.16/28"})
+	slice, pool := netip.MustParsePrefix("10.136.1.16/28"), "r36torn-node-r36t-10.136.1.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.136.1.0/24","node_slice_size":"/28"`)
+	x := addProcess(t, conf, node, "c-r36t-x")
+	poolEntry(t, pool, slice, x, "c-r36t-x")
+	dir := netDir(t, node, name)
+	flusherGone(t, dir)
+
+	// As the ADD left it when it answered: reserved, pending, not in the pool yet.
+	p := ippool(t, pool)
+	delete(p.Spec.Allocations, cni.Offset(slice, x))
+	if err := k8s.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	markPendingAgain(t, dir, "c-r36t-x", false)
+	// The power cut: version N whole in the twin, the record's name on the truncated inode.
+	path := filepath.Join(dir, "c-r36t-x_net1")
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".tmp", whole, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := runPlugin("DEL", conf, "c-r36t-x", node, podArgs("c-r36t-x")); err != nil {
+		t.Fatal(err)
+	}
+	flusherGone(t, dir)
+	eventually(t, func() error {
+		if r, ok := reservation(t, cni.ReservationName(name, x)); ok {
+			return fmt.Errorf("reservation of %s left for %s after its DEL (the node's twin held its record whole)", x, r.Spec.ContainerID)
+		}
+		return nil
+	})
+}
