@@ -26,6 +26,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -155,8 +156,24 @@ func (c *call) wanted(r Range) netip.Addr {
 	return netip.Addr{}
 }
 
+// storedNames refuses an attachment's names that are not UTF-8. JSON keeps each such byte as
+// U+FFFD, in the pool entry and the reservation as in the record: "net\xe9", "net\xea" and
+// "net\uFFFD" of one pod would be one holder there, and the DEL of one would free the
+// others' addresses.
+func storedNames(args *skel.CmdArgs) error {
+	for _, n := range []struct{ env, v string }{{"CNI_CONTAINERID", args.ContainerID}, {"CNI_IFNAME", args.IfName}} {
+		if !utf8.ValidString(n.v) {
+			return fmt.Errorf("%s %q is not valid UTF-8: IPPool entries and reservations keep names as JSON text, where it would be the same name as others'; use a UTF-8 name", n.env, n.v)
+		}
+	}
+	return nil
+}
+
 // Add is the ADD verb.
 func Add(args *skel.CmdArgs) error {
+	if err := storedNames(args); err != nil {
+		return err
+	}
 	c, err := newCall(args)
 	if err != nil {
 		return err

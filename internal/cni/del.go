@@ -28,6 +28,11 @@ import (
 
 // Del is the DEL verb: it frees what the attachment holds and succeeds when it holds nothing.
 func Del(args *skel.CmdArgs) error {
+	if storedNames(args) != nil {
+		// ADD refuses such a name: it holds nothing. As JSON keeps it, it is the name of
+		// others (see storedNames), whose addresses a DEL by name would free.
+		return nil
+	}
 	c, err := newCall(args)
 	if err != nil {
 		return err

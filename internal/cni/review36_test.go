@@ -66,31 +66,6 @@ func addIf(t *testing.T, conf []byte, container, ifName, node string) netip.Addr
 	return a.Unmap()
 }
 
-// TestReview36TwoNonUTF8InterfaceNamesGetTwoAddresses: since 4b67cb8 an attachment's names
-// are taken as JSON keeps them, each byte that is not UTF-8 as U+FFFD. Two interfaces of one
-// pod whose names differ only in such bytes ("net\xe9", "net\xea", both let through by the
-// runtime's check) are then one attachment to the plugin: the second ADD finds the first's
-// record and reservation "its own" and answers the same address. Two holders of one address;
-// and the DEL of either frees it while the other still uses it.
-func TestReview36TwoNonUTF8InterfaceNamesGetTwoAddresses(t *testing.T) {
-	const node = "node-r36u"
-	t.Setenv("NODENAME", node)
-	conf := netConf("1.1.0", "r36utf8", `"range":"10.136.2.0/24"`)
-	first := attachment{conf: conf, container: "c-r36u", ifName: "net\xe9", pod: "r36u"}
-	second := attachment{conf: conf, container: "c-r36u", ifName: "net\xea", pod: "r36u"}
-	for _, a := range []attachment{first, second} {
-		if err := utils.ValidateInterfaceName(a.ifName); err != nil {
-			t.Fatalf("the runtime's check refuses %q: %v", a.ifName, err)
-		}
-	}
-	a1 := addrs(first.mustAdd(t))[0]
-	a2 := addrs(second.mustAdd(t))[0]
-	t.Cleanup(func() { _ = first.del(); _ = second.del() })
-	if a1 == a2 {
-		t.Fatalf("interfaces %q and %q of one pod were both given %s", first.ifName, second.ifName, a1)
-	}
-}
-
 // TestReview36InterfaceNamedLikeATwinKeepsItsRecord: a record's twin is <record>.tmp, and a
 // record is <container>_<interface>: the twin of interface "n" is the record of interface
 // "n.tmp" of the same pod (a name the runtime's check lets through). The save of one
@@ -122,10 +97,8 @@ func TestReview36InterfaceNamedLikeATwinKeepsItsRecord(t *testing.T) {
 	}()
 	dotTmp := addIf(t, conf, "c-r36w", "n.tmp", node)
 	plain := addIf(t, conf, "c-r36w", "n", node)
-	rec := map[string]any{}
-	b, err := os.ReadFile(filepath.Join(dir, "c-r36w_n.tmp"))
-	if err != nil || json.Unmarshal(b, &rec) != nil || rec["ifName"] != "n.tmp" {
-		t.Errorf("after the ADD of interface n, the record of interface n.tmp (%s) reads %q (%v)", dotTmp, b, err)
+	if n := recordsOf(t, dir, "c-r36w", "n.tmp"); n != 1 {
+		t.Errorf("after the ADD of interface n, %d records of interface n.tmp (%s) are in the node's directory", n, dotTmp)
 	}
 	release()
 	released = true
@@ -231,4 +204,130 @@ func TestReview36TornRecordWithAWholeTwinIsNotForgotten(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestReview36InterfaceNamesOneRecordApart: safeName writes ".." as "__", so interfaces
+// "n..1" and "n__1" of one pod (both let through by the runtime's check) share one record
+// file, and e84747e's check that a record is its attachment's compares the file's name, which
+// matches for both. The second ADD takes the first's record for its own: its pool entry is
+// written under the first's name, and the first's DEL then frees the second's address (pool
+// entry and reservation) while the second still uses it, and forgets its own.
+func TestReview36InterfaceNamesOneRecordApart(t *testing.T) {
+	const name, node = "r36dots", "node-r36d"
+	t.Setenv("NODENAME", node)
+	slicePool(t, name, "10.136.5.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.136.5.16/28"})
+	slice, pool := netip.MustParsePrefix("10.136.5.16/28"), "r36dots-node-r36d-10.136.5.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.136.5.0/24","node_slice_size":"/28"`)
+	dots := attachment{conf: conf, container: "c-r36d", ifName: "n..1", pod: "r36d"}
+	unders := attachment{conf: conf, container: "c-r36d", ifName: "n__1", pod: "r36d"}
+	for _, a := range []attachment{dots, unders} {
+		if err := utils.ValidateInterfaceName(a.ifName); err != nil {
+			t.Fatalf("the runtime's check refuses %q: %v", a.ifName, err)
+		}
+	}
+	first := netip.MustParsePrefix(addrs(dots.mustAdd(t))[0]).Addr()
+	second := netip.MustParsePrefix(addrs(unders.mustAdd(t))[0]).Addr()
+	if first == second {
+		t.Fatalf("interfaces %q and %q of one pod were both given %s", dots.ifName, unders.ifName, first)
+	}
+	poolEntry(t, pool, slice, first, "c-r36d")
+	poolEntry(t, pool, slice, second, "c-r36d")
+	if err := dots.del(); err != nil {
+		t.Fatal(err)
+	}
+	flusherGone(t, netDir(t, node, name))
+	if a, ok := ippool(t, pool).Spec.Allocations[cni.Offset(slice, second)]; !ok || a.IfName != unders.ifName {
+		t.Errorf("after the DEL of %q, the pool entry of %q's %s is %+v (present: %v)", dots.ifName, unders.ifName, second, a, ok)
+	}
+	if r, ok := reservation(t, cni.ReservationName(name, second)); !ok {
+		t.Errorf("after the DEL of %q, the reservation of %q's live %s is gone", dots.ifName, unders.ifName, second)
+	} else if r.Spec.IfName != unders.ifName {
+		t.Errorf("the reservation of %s is %q's, want %q's", second, r.Spec.IfName, unders.ifName)
+	}
+	if r, ok := reservation(t, cni.ReservationName(name, first)); ok {
+		t.Errorf("after the DEL of %q, its reservation of %s is left (%s/%s)", dots.ifName, first, r.Spec.ContainerID, r.Spec.IfName)
+	}
+	_ = unders.del()
+}
+
+// TestReview36SpareStillNamedByALiveRecord: a spare is taken out of .spare by a rename and
+// written over in place. On ext4 without a journal a power cut can keep a rename's new name
+// and lose the removal of its old one in another directory (e2fsck then counts both names):
+// a live attachment's record, made from a spare moved out of .spare, is then also still a
+// spare. The next attachment's first save moves that spare into its twin and truncates and
+// writes it: the live attachment's record now reads as the other's, is taken for none, and
+// its DEL forgets the address it holds (here still to be written to the pool): its
+// reservation is held for good. A new inode per save could not be written over so.
+func TestReview36SpareStillNamedByALiveRecord(t *testing.T) {
+	const name, node = "r36spare", "node-r36s"
+	slicePool(t, name, "10.136.6.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.136.6.16/28"})
+	slice, pool := netip.MustParsePrefix("10.136.6.16/28"), "r36spare-node-r36s-10.136.6.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.136.6.0/24","node_slice_size":"/28"`)
+	y := addProcess(t, conf, node, "c-r36s-y")
+	poolEntry(t, pool, slice, y, "c-r36s-y")
+	dir := netDir(t, node, name)
+	flusherGone(t, dir)
+
+	// As y's ADD left it when it answered: reserved, pending, not in the pool yet.
+	p := ippool(t, pool)
+	delete(p.Spec.Allocations, cni.Offset(slice, y))
+	if err := k8s.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	markPendingAgain(t, dir, "c-r36s-y", false)
+	// The power cut: y's record still named in .spare as the spare it was made from.
+	spares := filepath.Join(dir, ".spare")
+	if err := os.MkdirAll(spares, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	des, _ := os.ReadDir(spares)
+	for _, de := range des {
+		_ = os.Remove(filepath.Join(spares, de.Name()))
+	}
+	if err := os.Link(filepath.Join(dir, "c-r36s-y_net1"), filepath.Join(spares, "c-r36s-gone_net1")); err != nil {
+		t.Fatal(err)
+	}
+
+	z := addProcess(t, conf, node, "c-r36s-z")
+	flusherGone(t, dir)
+	for _, id := range []string{"c-r36s-y", "c-r36s-z"} {
+		if _, err := runPlugin("DEL", conf, id, node, podArgs(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flusherGone(t, dir)
+	eventually(t, func() error {
+		for _, a := range []netip.Addr{y, z} {
+			if r, ok := reservation(t, cni.ReservationName(name, a)); ok {
+				return fmt.Errorf("reservation of %s left for %s after its DEL", a, r.Spec.ContainerID)
+			}
+		}
+		if got := ippool(t, pool).Spec.Allocations; len(got) != 0 {
+			return fmt.Errorf("pool entries left after every DEL: %v", got)
+		}
+		return nil
+	})
+}
+
+// recordsOf counts the records in dir of container's interface ifName, whatever their file
+// names.
+func recordsOf(t *testing.T, dir, container, ifName string) int {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, de := range des {
+		// Twins (<record>.tmp) hold a record's last version but one.
+		if de.IsDir() || strings.HasPrefix(de.Name(), ".") || strings.HasSuffix(de.Name(), ".tmp") {
+			continue
+		}
+		rec := map[string]any{}
+		if b, err := os.ReadFile(filepath.Join(dir, de.Name())); err == nil && json.Unmarshal(b, &rec) == nil &&
+			rec["containerID"] == container && rec["ifName"] == ifName {
+			n++
+		}
+	}
+	return n
 }

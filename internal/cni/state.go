@@ -208,7 +208,28 @@ func (s *state) Unlock() {
 }
 
 func (s *state) path(containerID, ifName string) string {
-	return filepath.Join(s.dir, safeName(containerID)+"_"+safeName(ifName))
+	return filepath.Join(s.dir, recordName(containerID, ifName))
+}
+
+// recordName is the file name of an attachment's record: its container and interface names
+// joined as they are where the join is a name of no other file, and otherwise made safe and
+// told apart by a hash of both. The interface name is the tenant's (a Multus selection names
+// it): "n..1" and "n__1" made safe are one name, "n.tmp" is the twin of "n", and "x.tmp-1"
+// is a temporary file the sweep removes; two attachments sharing a file free each other's
+// addresses.
+func recordName(containerID, ifName string) string {
+	n := containerID + "_" + ifName
+	if keptAsIs(containerID) && keptAsIs(ifName) && !isTempFile(n) {
+		return n
+	}
+	sum := sha256.Sum256([]byte(containerID + "\x00" + ifName))
+	return safeName(containerID) + "_" + safeName(ifName) + "~" + hex.EncodeToString(sum[:8])
+}
+
+// keptAsIs says whether a name goes into a record's file name unchanged: no "~" (which only
+// hashed names carry), and nothing safeName would change.
+func keptAsIs(s string) bool {
+	return s != "" && !strings.ContainsAny(s, "/\x00~") && !strings.Contains(s, "..")
 }
 
 // load returns the attachment's record, nil when there is none.
@@ -227,20 +248,37 @@ func (s *state) load(containerID, ifName string) (*record, error) {
 // attachment the path names. Only the file system makes one (a record is written whole and
 // swapped in): a power cut on a file system that keeps no order between a file's data and
 // its directory's names (ext4 without a journal) can leave a record's name on an empty
-// file, or on another attachment's file written since. Taken for none, it leaves DEL its
-// way without a record, and the rest of the node's records to GC and the flusher, where an
-// error would fail each of them for good.
+// file, or on another attachment's file written since (a save's swap lost and the next
+// save's truncation kept; a spare's move out of .spare lost and its new name kept). The
+// record's twin then holds its last version but one, or its last, whole: that is read
+// instead. Taken for none when neither reads, it leaves DEL its way without a record, and
+// the rest of the node's records to GC and the flusher, where an error would fail each of
+// them for good.
 func decodeRecord(path string, b []byte) *record {
+	r, err := recordIn(path, b)
+	if err == nil {
+		return r
+	}
+	if tb, terr := os.ReadFile(twin(path)); terr == nil {
+		if r, terr := recordIn(path, tb); terr == nil {
+			fmt.Fprintf(os.Stderr, "rackwire: state record %s is unreadable (%v): its twin is read instead\n", path, err)
+			return r
+		}
+	}
+	fmt.Fprintf(os.Stderr, "rackwire: state record %s is unreadable (%v): taken for none\n", path, err)
+	return nil
+}
+
+// recordIn decodes b as the record of the attachment path names.
+func recordIn(path string, b []byte) (*record, error) {
 	r := &record{}
-	err := json.Unmarshal(b, r)
-	if err == nil && filepath.Base(path) != safeName(r.ContainerID)+"_"+safeName(r.IfName) {
-		err = fmt.Errorf("it is the record of container %q, interface %q", r.ContainerID, r.IfName)
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rackwire: state record %s is unreadable (%v): taken for none\n", path, err)
-		return nil
+	if filepath.Base(path) != recordName(r.ContainerID, r.IfName) {
+		return nil, fmt.Errorf("it is the record of container %q, interface %q", r.ContainerID, r.IfName)
 	}
-	return r
+	return r, nil
 }
 
 // save writes r atomically: a crash leaves the old record or the new one. The new one is

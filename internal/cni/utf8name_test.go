@@ -29,27 +29,45 @@ import (
 	"github.com/rackwire/rackwire/internal/cni"
 )
 
-// TestNonUTF8InterfaceNameIsNoTornRecord: the runtime's check of CNI_IFNAME lets bytes that
-// are not UTF-8 through (to Linux an interface name is bytes), and JSON keeps each of them
-// as U+FFFD. The attachment's record is still its own, not a torn one: ADD answers, CHECK
-// finds it, and DEL frees its pool entry, its reservation and its record.
-func TestNonUTF8InterfaceNameIsNoTornRecord(t *testing.T) {
+// TestNonUTF8InterfaceNameIsRefused: the runtime's check of CNI_IFNAME lets bytes that are not
+// UTF-8 through (to Linux an interface name is bytes), and JSON keeps each of them as U+FFFD,
+// in the pool entry and the reservation as in the record: "net\xe9", "net\xea" and "net\uFFFD"
+// of one pod would be one holder there. ADD refuses such a name, naming the variable, and its
+// DEL (the runtime's, after the failed ADD) frees nothing of the pod's "net\uFFFD".
+func TestNonUTF8InterfaceNameIsRefused(t *testing.T) {
 	const name, node = "utf8net", "node-u8"
 	slicePool(t, name, "10.131.0.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.131.0.16/28"})
 	slice, pool := netip.MustParsePrefix("10.131.0.16/28"), "utf8net-node-u8-10.131.0.16-28"
 	t.Setenv("NODENAME", node)
-	a := attachment{conf: netConf("1.1.0", name, `"range":"10.131.0.0/24","node_slice_size":"/28"`), container: "c-u8", ifName: "net\xe9", pod: "u8"}
-	if err := utils.ValidateInterfaceName(a.ifName); err != nil {
-		t.Fatalf("the runtime's check refuses %q: %v", a.ifName, err)
-	}
-	res := a.mustAdd(t)
+	conf := netConf("1.1.0", name, `"range":"10.131.0.0/24","node_slice_size":"/28"`)
+	held := attachment{conf: conf, container: "c-u8", ifName: "net\uFFFD", pod: "u8"}
+	res := held.mustAdd(t)
 	addr, _ := netip.AddrFromSlice(res.IPs[0].Address.IP)
 	addr = addr.Unmap()
 	poolEntry(t, pool, slice, addr, "c-u8")
-	if err := a.check(t, "1.1.0", res); err != nil {
+	for _, ifName := range []string{"net\xe9", "net\xea"} {
+		a := attachment{conf: conf, container: "c-u8", ifName: ifName, pod: "u8"}
+		if err := utils.ValidateInterfaceName(a.ifName); err != nil {
+			t.Fatalf("the runtime's check refuses %q: %v", a.ifName, err)
+		}
+		if res, _, err := a.add(); err == nil {
+			t.Errorf("ADD of interface %q answered %v", ifName, addrs(res))
+		} else if !strings.Contains(err.Error(), "CNI_IFNAME") || !strings.Contains(err.Error(), "UTF-8") {
+			t.Errorf("ADD of interface %q failed otherwise: %v", ifName, err)
+		}
+		if err := a.del(); err != nil {
+			t.Fatalf("DEL of %q: %v", ifName, err)
+		}
+	}
+	flusherGone(t, netDir(t, node, name))
+	poolEntry(t, pool, slice, addr, "c-u8")
+	if o, ok := reservation(t, cni.ReservationName(name, addr)); !ok || o.Spec.ContainerID != "c-u8" {
+		t.Fatalf("the DEL of a refused name freed the reservation of %q's %s", held.ifName, addr)
+	}
+	if err := held.check(t, "1.1.0", res); err != nil {
 		t.Fatalf("CHECK: %v", err)
 	}
-	if err := a.del(); err != nil {
+	if err := held.del(); err != nil {
 		t.Fatalf("DEL: %v", err)
 	}
 	dir := netDir(t, node, name)

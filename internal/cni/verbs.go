@@ -36,6 +36,9 @@ import (
 // this attachment's, in its pool entry and its reservation (or still its IPAMClaim's); an
 // entry still to be written behind counts unless its last write was refused for certain.
 func Check(args *skel.CmdArgs) error {
+	if err := storedNames(args); err != nil {
+		return err
+	}
 	c, err := newCall(args)
 	if err != nil {
 		return err
