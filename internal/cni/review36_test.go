@@ -166,21 +166,7 @@ func TestReview36GCReleasesAnInterfaceNamedDotTmp(t *testing.T) {
 // for good, although the node has its whole record, in the twin.
 func TestReview36TornRecordWithAWholeTwinIsNotForgotten(t *testing.T) {
 	const name, node = "r36torn", "node-r36t"
-	slicePool(t, name, "10.136.1.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.136.1.16/28"})
-	slice, pool := netip.MustParsePrefix("10.136.1.16/28"), "r36torn-node-r36t-10.136.1.16-28"
-	conf := netConf("1.1.0", name, `"range":"10.136.1.0/24","node_slice_size":"/28"`)
-	x := addProcess(t, conf, node, "c-r36t-x")
-	poolEntry(t, pool, slice, x, "c-r36t-x")
-	dir := netDir(t, node, name)
-	flusherGone(t, dir)
-
-	// As the ADD left it when it answered: reserved, pending, not in the pool yet.
-	p := ippool(t, pool)
-	delete(p.Spec.Allocations, cni.Offset(slice, x))
-	if err := k8s.Update(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
-	markPendingAgain(t, dir, "c-r36t-x", false)
+	conf, _, dir, x := answeredNotPooled(t, name, node, "10.136.1.0/24", "10.136.1.16/28", "c-r36t-x")
 	// The power cut: version N whole in the twin, the record's name on the truncated inode.
 	path := filepath.Join(dir, "c-r36t-x_net1")
 	whole, err := os.ReadFile(path)
@@ -260,21 +246,7 @@ func TestReview36InterfaceNamesOneRecordApart(t *testing.T) {
 // reservation is held for good. A new inode per save could not be written over so.
 func TestReview36SpareStillNamedByALiveRecord(t *testing.T) {
 	const name, node = "r36spare", "node-r36s"
-	slicePool(t, name, "10.136.6.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.136.6.16/28"})
-	slice, pool := netip.MustParsePrefix("10.136.6.16/28"), "r36spare-node-r36s-10.136.6.16-28"
-	conf := netConf("1.1.0", name, `"range":"10.136.6.0/24","node_slice_size":"/28"`)
-	y := addProcess(t, conf, node, "c-r36s-y")
-	poolEntry(t, pool, slice, y, "c-r36s-y")
-	dir := netDir(t, node, name)
-	flusherGone(t, dir)
-
-	// As y's ADD left it when it answered: reserved, pending, not in the pool yet.
-	p := ippool(t, pool)
-	delete(p.Spec.Allocations, cni.Offset(slice, y))
-	if err := k8s.Update(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
-	markPendingAgain(t, dir, "c-r36s-y", false)
+	conf, pool, dir, y := answeredNotPooled(t, name, node, "10.136.6.0/24", "10.136.6.16/28", "c-r36s-y")
 	// The power cut: y's record still named in .spare as the spare it was made from.
 	spares := filepath.Join(dir, ".spare")
 	if err := os.MkdirAll(spares, 0o700); err != nil {
@@ -330,4 +302,26 @@ func recordsOf(t *testing.T, dir, container, ifName string) int {
 		}
 	}
 	return n
+}
+
+// answeredNotPooled adds pod id on node to network name (range rng, the node's slice sl) and
+// puts the node back as the ADD left it when it answered: the address reserved and pending,
+// not in the pool yet.
+func answeredNotPooled(t *testing.T, name, node, rng, sl, id string) (conf []byte, pool, dir string, a netip.Addr) {
+	t.Helper()
+	slicePool(t, name, rng, "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: sl})
+	slice := netip.MustParsePrefix(sl)
+	pool = name + "-" + node + "-" + strings.ReplaceAll(sl, "/", "-")
+	conf = netConf("1.1.0", name, fmt.Sprintf(`"range":%q,"node_slice_size":"/28"`, rng))
+	a = addProcess(t, conf, node, id)
+	poolEntry(t, pool, slice, a, id)
+	dir = netDir(t, node, name)
+	flusherGone(t, dir)
+	p := ippool(t, pool)
+	delete(p.Spec.Allocations, cni.Offset(slice, a))
+	if err := k8s.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	markPendingAgain(t, dir, id, false)
+	return conf, pool, dir, a
 }
