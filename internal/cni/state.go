@@ -174,6 +174,67 @@ func (s *state) Lock() error {
 		return fmt.Errorf("state lock: %w", err)
 	}
 	s.lock = f
+	s.renameOldRecords()
+	return nil
+}
+
+// namedMarker says that the directory's records are named by recordName: made once every
+// record of the earlier naming has been moved to its name.
+const namedMarker = ".named"
+
+// renameOldRecords moves, once a directory and under its lock, the records the plugin wrote
+// before recordName to their names. The earlier plugin named a record <container>_<interface>
+// made safe, which recordName now hashes where that could be another file's ("~", "..",
+// a .tmp end): unmoved, such a record reads as no attachment's, its pending entries are never
+// written, and its DEL finds nothing of it. A crash part way leaves the marker unmade, and the
+// next lock moves the rest.
+func (s *state) renameOldRecords() {
+	if _, err := os.Lstat(filepath.Join(s.dir, namedMarker)); err == nil {
+		return
+	}
+	des, err := os.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		old := de.Name()
+		if de.IsDir() || strings.HasPrefix(old, ".") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(s.dir, old))
+		r := &record{}
+		if err != nil || json.Unmarshal(b, r) != nil || r.ContainerID == "" {
+			continue
+		}
+		// A twin holds its record's names, not its own.
+		if safeName(r.ContainerID)+"_"+safeName(r.IfName) != old || recordName(r.ContainerID, r.IfName) == old {
+			continue
+		}
+		if err := s.moveRecord(old, r); err != nil {
+			return
+		}
+	}
+	if f, err := os.OpenFile(filepath.Join(s.dir, namedMarker), os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+		_ = f.Close()
+	}
+}
+
+// moveRecord saves r, read from the file old, under its name, with its pending marker, and
+// then takes out old's files, the record last.
+func (s *state) moveRecord(old string, r *record) error {
+	if err := s.save(r); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(filepath.Join(s.pendingDir(), old)); err == nil {
+		if err := s.markPending(r.ContainerID, r.IfName); err != nil {
+			return err
+		}
+	}
+	for _, p := range []string{twin(filepath.Join(s.dir, old)), filepath.Join(s.idleDir(), old), filepath.Join(s.pendingDir(), old), filepath.Join(s.dir, old)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
 	return nil
 }
 
