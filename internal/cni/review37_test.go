@@ -17,7 +17,6 @@ limitations under the License.
 package cni_test
 
 import (
-	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -44,35 +43,15 @@ import (
 // names (their content is the same), and without the mark of a directory whose records are
 // named as today.
 func TestReview37DelAfterTheUpgradeFindsARecordNowHashed(t *testing.T) {
-	oldNamedRecordFound(t, "r37hash", "10.137.2", false)
-}
-
-// TestReview38RecordAnOlderPluginWritesAfterTheMoveIsFound: renameOldRecords moves the
-// earlier naming's records once a directory, and .named then stops every later look. In a
-// rolling upgrade an ADD of the earlier binary that started before the binary was replaced
-// (queued on the node's lock behind today's verb that made .named), or an earlier flusher
-// still running, writes <container>_<interface> after .named exists: that record must still
-// be found and moved, or its pending marker is dropped by today's flusher and its DEL leaves
-// the reservation.
-func TestReview38RecordAnOlderPluginWritesAfterTheMoveIsFound(t *testing.T) {
-	oldNamedRecordFound(t, "r38late", "10.138.2", true)
-}
-
-// oldNamedRecordFound makes an answered attachment's record, its twin and its pending marker
-// carry the earlier version's names (network name, /24 net24.0/24), with the directory marked
-// moved or not (keepNamed), and checks that the DEL after the upgrade frees the address.
-func oldNamedRecordFound(t *testing.T, name, net24 string, keepNamed bool) {
-	t.Helper()
-	const ifName = "x~1"
-	node, c := "node-"+name, "c-"+name
-	slicePool(t, name, net24+".0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: net24 + ".16/28"})
-	slice, pool := netip.MustParsePrefix(net24+".16/28"), name+"-"+node+"-"+net24+".16-28"
-	conf := netConf("1.1.0", name, fmt.Sprintf(`"range":"%s.0/24","node_slice_size":"/28"`, net24))
+	const name, node, ifName = "r37hash", "node-r37h", "x~1"
+	slicePool(t, name, "10.137.2.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.137.2.16/28"})
+	slice, pool := netip.MustParsePrefix("10.137.2.16/28"), "r37hash-node-r37h-10.137.2.16-28"
+	conf := netConf("1.1.0", name, `"range":"10.137.2.0/24","node_slice_size":"/28"`)
 	if err := utils.ValidateInterfaceName(ifName); err != nil {
 		t.Fatalf("the runtime's check refuses %q: %v", ifName, err)
 	}
-	o := addProcess(t, conf, node, c+"-o")
-	poolEntry(t, pool, slice, o, c+"-o")
+	o := addProcess(t, conf, node, "c-r37h-o")
+	poolEntry(t, pool, slice, o, "c-r37h-o")
 	dir := netDir(t, node, name)
 	flusherGone(t, dir)
 
@@ -87,18 +66,18 @@ func oldNamedRecordFound(t *testing.T, name, net24 string, keepNamed bool) {
 			release()
 		}
 	}()
-	x := addIf(t, conf, c, ifName, node)
+	x := addIf(t, conf, "c-r37h", ifName, node)
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hashed := ""
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), c+"_") && !strings.HasSuffix(de.Name(), ".tmp") {
+		if strings.HasPrefix(de.Name(), "c-r37h_") && !strings.HasSuffix(de.Name(), ".tmp") {
 			hashed = de.Name()
 		}
 	}
-	earlier := c + "_" + ifName
+	earlier := "c-r37h_" + ifName
 	if hashed == "" {
 		t.Fatalf("no record of %q in %s", ifName, dir)
 	}
@@ -114,20 +93,18 @@ func oldNamedRecordFound(t *testing.T, name, net24 string, keepNamed bool) {
 			t.Fatal(err)
 		}
 	}
-	if !keepNamed {
-		if err := os.Remove(filepath.Join(dir, ".named")); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
+	if err := os.Remove(filepath.Join(dir, ".named")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
 	}
 	release()
 	released = true
 	// Today's flusher, the first to look after the upgrade.
-	if _, err := runPlugin("DEL", conf, c+"-o", node, podArgs(c+"-o")); err != nil {
+	if _, err := runPlugin("DEL", conf, "c-r37h-o", node, podArgs("c-r37h-o")); err != nil {
 		t.Fatal(err)
 	}
 	flusherGone(t, dir)
 
-	if _, err := runPluginIf("DEL", conf, c, ifName, node, podArgs(c)); err != nil {
+	if _, err := runPluginIf("DEL", conf, "c-r37h", ifName, node, podArgs("c-r37h")); err != nil {
 		t.Fatal(err)
 	}
 	flusherGone(t, dir)
