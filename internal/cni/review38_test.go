@@ -112,6 +112,7 @@ func TestReview38RecordAnOlderPluginWritesAfterTheMoveIsFound(t *testing.T) {
 	}
 }
 
+
 // TestReview38AnUnmovableRecordDoesNotRescanAtEveryLock: a record the earlier version named
 // <container>_<interface> near the file-name limit (255 bytes) has a hashed name 17 bytes
 // longer, and a twin 4 more: its save fails (ENAMETOOLONG) at each try, renameOldRecords
