@@ -17,10 +17,6 @@ limitations under the License.
 package cni
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -69,47 +65,4 @@ func FuzzRecordName(f *testing.F) {
 			t.Errorf("interfaces %q and %q of %s share the record file %q", a, b, cid, na)
 		}
 	})
-}
-
-// TestMoveKeepsTheNewerLife: a directory holds an attachment's record under the earlier
-// plugin's name (a first life) and under its name now (a later life, made by a plugin that
-// did not move the first). The move keeps the later record and adds the first's entries, so
-// that the attachment's DEL frees both lives' addresses; the earlier name is gone.
-func TestMoveKeepsTheNewerLife(t *testing.T) {
-	s := &state{dir: t.TempDir()}
-	const cid, ifName = "c1", "x~1"
-	entryOf := func(a string) entry {
-		return entry{Pool: "p", Range: "10.0.0.0/28", Address: a, Reservation: "net-" + a, Pending: true}
-	}
-	later := &record{ContainerID: cid, IfName: ifName, Gen: "g2", Entries: []entry{entryOf("10.0.0.2")}}
-	if err := s.save(later); err != nil {
-		t.Fatal(err)
-	}
-	first := &record{ContainerID: cid, IfName: ifName, Gen: "g1", Entries: []entry{entryOf("10.0.0.1")}}
-	b, err := json.Marshal(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := safeName(cid) + "_" + safeName(ifName)
-	if err := os.WriteFile(filepath.Join(s.dir, old), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Lock(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Unlock()
-	got, err := s.load(cid, ifName)
-	if err != nil || got == nil {
-		t.Fatalf("load: %v %v", got, err)
-	}
-	var addrs []string
-	for _, e := range got.Entries {
-		addrs = append(addrs, e.Address)
-	}
-	if got.Gen != "g2" || !slices.Contains(addrs, "10.0.0.1") || !slices.Contains(addrs, "10.0.0.2") {
-		t.Errorf("after the move the record is of life %s with %v, want life g2 with both lives' addresses", got.Gen, addrs)
-	}
-	if _, err := os.Lstat(filepath.Join(s.dir, old)); !os.IsNotExist(err) {
-		t.Errorf("the record under the earlier name %s is still there (%v)", old, err)
-	}
 }

@@ -27,7 +27,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -203,16 +202,16 @@ func (s *state) renameOldRecords() {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(s.dir, old))
-		if err != nil {
+		r := &record{}
+		if err != nil || json.Unmarshal(b, r) != nil || r.ContainerID == "" {
 			continue
 		}
-		if r := oldRecord(old, b); r != nil {
-			// One that cannot be moved now is moved when a verb or the flusher reads it
-			// (loadOld, pendingRecords): a marker left unmade would have every lock read
-			// the whole directory again.
-			if _, err := s.moveRecord(old, r); err != nil {
-				fmt.Fprintf(os.Stderr, "rackwire: moving state record %s to its name: %v\n", filepath.Join(s.dir, old), err)
-			}
+		// A twin holds its record's names, not its own.
+		if safeName(r.ContainerID)+"_"+safeName(r.IfName) != old || recordName(r.ContainerID, r.IfName) == old {
+			continue
+		}
+		if err := s.moveRecord(old, r); err != nil {
+			return
 		}
 	}
 	if f, err := os.OpenFile(filepath.Join(s.dir, namedMarker), os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
@@ -220,48 +219,23 @@ func (s *state) renameOldRecords() {
 	}
 }
 
-// oldRecord is the record in b, read from the file old, when old is the name the earlier
-// plugin gave it and no longer its name; nil otherwise (a twin holds its record's names, not
-// its own).
-func oldRecord(old string, b []byte) *record {
-	r := &record{}
-	if json.Unmarshal(b, r) != nil || r.ContainerID == "" ||
-		safeName(r.ContainerID)+"_"+safeName(r.IfName) != old || recordName(r.ContainerID, r.IfName) == old {
-		return nil
-	}
-	return r
-}
-
 // moveRecord saves r, read from the file old, under its name, with its pending marker, and
-// then takes out old's files, the record last; it returns the record as saved. A record
-// already under the name (a later life of the attachment, made by a plugin that did not move
-// the old one) is kept, with the old one's entries it lacks added: one DEL frees both.
-func (s *state) moveRecord(old string, r *record) (*record, error) {
-	p := s.path(r.ContainerID, r.IfName)
-	if b, err := os.ReadFile(p); err == nil {
-		if cur, err := recordIn(p, b); err == nil {
-			for _, e := range r.Entries {
-				if !slices.ContainsFunc(cur.Entries, func(c entry) bool { return c.Pool == e.Pool && c.Address == e.Address }) {
-					cur.Entries = append(cur.Entries, e)
-				}
-			}
-			r = cur
-		}
-	}
+// then takes out old's files, the record last.
+func (s *state) moveRecord(old string, r *record) error {
 	if err := s.save(r); err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := os.Lstat(filepath.Join(s.pendingDir(), old)); err == nil {
 		if err := s.markPending(r.ContainerID, r.IfName); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for _, f := range []string{twin(filepath.Join(s.dir, old)), filepath.Join(s.idleDir(), old), filepath.Join(s.pendingDir(), old), filepath.Join(s.dir, old)} {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+	for _, p := range []string{twin(filepath.Join(s.dir, old)), filepath.Join(s.idleDir(), old), filepath.Join(s.pendingDir(), old), filepath.Join(s.dir, old)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // tryLockFile takes the node's lock of that name in the network's directory, for one part of
@@ -323,35 +297,12 @@ func keptAsIs(s string) bool {
 func (s *state) load(containerID, ifName string) (*record, error) {
 	b, err := os.ReadFile(s.path(containerID, ifName))
 	if errors.Is(err, os.ErrNotExist) {
-		return s.loadOld(containerID, ifName)
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	return decodeRecord(s.path(containerID, ifName), b), nil
-}
-
-// loadOld is the attachment's record under the name the earlier plugin gave it, where that
-// is not its name now, moved to its name when this process holds the node's lock; nil when
-// there is none. An earlier plugin still running (an ADD queued on the lock at the upgrade, a
-// flusher) can write one after the directory's records were moved.
-func (s *state) loadOld(containerID, ifName string) (*record, error) {
-	old := safeName(containerID) + "_" + safeName(ifName)
-	if old == recordName(containerID, ifName) {
-		return nil, nil
-	}
-	b, err := os.ReadFile(filepath.Join(s.dir, old))
-	if err != nil {
-		return nil, nil
-	}
-	r := oldRecord(old, b)
-	if r == nil || r.ContainerID != containerID || r.IfName != ifName {
-		return nil, nil
-	}
-	if s.lock == nil {
-		return r, nil
-	}
-	return s.moveRecord(old, r)
 }
 
 // decodeRecord is the record in b, read from path; nil when b is no whole record of the
@@ -653,17 +604,7 @@ func (s *state) pendingRecords() ([]*record, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := recordIn(filepath.Join(s.dir, de.Name()), b)
-		if old := oldRecord(de.Name(), b); err != nil && old != nil && s.lock != nil {
-			// Written under the earlier name by an earlier plugin after the move (loadOld).
-			if r, err = s.moveRecord(de.Name(), old); err == nil {
-				out = append(out, r)
-				continue
-			}
-		}
-		if err != nil {
-			r = decodeRecord(filepath.Join(s.dir, de.Name()), b)
-		}
+		r := decodeRecord(filepath.Join(s.dir, de.Name()), b)
 		if r == nil {
 			// Not flushed as it is, nor read again at every pass.
 			_ = os.Remove(filepath.Join(s.pendingDir(), de.Name()))
