@@ -58,10 +58,9 @@ func newCall(args *skel.CmdArgs) (*call, error) {
 		return nil, err
 	}
 	warn(cfg)
-	// The names as the records and the pool keep them: the runtime's check lets an interface
-	// name that is not UTF-8 through, and as given it would name another file than the one
-	// its record reads from, and another holder than its pool entry's and reservation's.
-	c := &call{cfg: cfg, containerID: asStored(args.ContainerID), ifName: asStored(args.IfName)}
+	// Names that are not UTF-8 never get here from ADD, CHECK or DEL (storedNames): as given
+	// they are what the records and the pool keep.
+	c := &call{cfg: cfg, containerID: args.ContainerID, ifName: args.IfName}
 	if err := c.readArgs(args.Args, args.StdinData); err != nil {
 		return nil, err
 	}

@@ -47,22 +47,22 @@ func TestRecordName(t *testing.T) {
 			t.Errorf("interfaces %q and %q of %s share the record file %q", tc.a, tc.b, tc.cid, a)
 		}
 	}
+	if a, b := checkRecordName(t, "a_b", "c"), checkRecordName(t, "a", "b_c"); a == b {
+		t.Errorf("attachments (a_b, c) and (a, b_c) share the record file %q", a)
+	}
 	if got := recordName("0123abcd", "net1"); got != "0123abcd_net1" {
 		t.Errorf("a plain attachment's record is %q, want the name of earlier versions", got)
 	}
 }
 
 func FuzzRecordName(f *testing.F) {
-	f.Add("c1", "n..1", "n__1")
-	f.Add("c1", "n", "n.tmp")
-	f.Fuzz(func(t *testing.T, cid, a, b string) {
-		if cid == "" || strings.ContainsAny(cid, "_") {
-			// Container IDs are the runtime's, and "_" joins them to the interface.
-			return
-		}
-		na, nb := checkRecordName(t, cid, a), checkRecordName(t, cid, b)
-		if a != b && na == nb {
-			t.Errorf("interfaces %q and %q of %s share the record file %q", a, b, cid, na)
+	f.Add("c1", "n..1", "c1", "n__1")
+	f.Add("c1", "n", "c1", "n.tmp")
+	f.Add("a_b", "c", "a", "b_c")
+	f.Fuzz(func(t *testing.T, cid1, if1, cid2, if2 string) {
+		n1, n2 := checkRecordName(t, cid1, if1), checkRecordName(t, cid2, if2)
+		if (cid1 != cid2 || if1 != if2) && n1 == n2 {
+			t.Errorf("attachments (%q, %q) and (%q, %q) share the record file %q", cid1, if1, cid2, if2, n1)
 		}
 	})
 }

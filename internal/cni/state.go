@@ -280,7 +280,9 @@ func (s *state) path(containerID, ifName string) string {
 // addresses.
 func recordName(containerID, ifName string) string {
 	n := containerID + "_" + ifName
-	if keptAsIs(containerID) && keptAsIs(ifName) && !isTempFile(n) {
+	// "_" joins the names: a container ID with one ("a_b" and "c") could make another's join
+	// ("a" and "b_c"), and the runtime chooses container IDs.
+	if keptAsIs(containerID) && !strings.Contains(containerID, "_") && keptAsIs(ifName) && !isTempFile(n) {
 		return n
 	}
 	sum := sha256.Sum256([]byte(containerID + "\x00" + ifName))
@@ -490,10 +492,6 @@ func (s *state) all() ([]*record, error) {
 	}
 	return out, nil
 }
-
-// asStored is s as a record, a pool entry or a reservation keeps it: JSON writes each byte
-// that is not UTF-8 as U+FFFD, as converting to runes does.
-func asStored(s string) string { return string([]rune(s)) }
 
 // safeName keeps a path element a single element.
 func safeName(s string) string {
