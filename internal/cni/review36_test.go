@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -85,23 +86,13 @@ func TestReview36InterfaceNamedLikeATwinKeepsItsRecord(t *testing.T) {
 	flusherGone(t, dir)
 
 	// Both ADDs answer before any flusher writes (a burst: they come within its window).
-	release, ok := cni.HoldFlusherProbe(dir)
-	if !ok {
-		t.Fatal("a flusher runs")
-	}
-	released := false
-	defer func() {
-		if !released {
-			release()
-		}
-	}()
+	release := holdFlusher(t, dir)
 	dotTmp := addIf(t, conf, "c-r36w", "n.tmp", node)
 	plain := addIf(t, conf, "c-r36w", "n", node)
 	if n := recordsOf(t, dir, "c-r36w", "n.tmp"); n != 1 {
 		t.Errorf("after the ADD of interface n, %d records of interface n.tmp (%s) are in the node's directory", n, dotTmp)
 	}
 	release()
-	released = true
 	flusherGone(t, dir)
 
 	for _, ifName := range []string{"n.tmp", "n"} {
@@ -324,4 +315,17 @@ func answeredNotPooled(t *testing.T, name, node, rng, sl, id string) (conf []byt
 	}
 	markPendingAgain(t, dir, id, false)
 	return conf, pool, dir, a
+}
+
+// holdFlusher keeps any flusher of dir from starting until release is called (at the test's
+// end at the latest).
+func holdFlusher(t *testing.T, dir string) (release func()) {
+	t.Helper()
+	open, ok := cni.HoldFlusherProbe(dir)
+	if !ok {
+		t.Fatal("a flusher runs")
+	}
+	var once sync.Once
+	t.Cleanup(func() { once.Do(open) })
+	return func() { once.Do(open) }
 }

@@ -56,16 +56,7 @@ func TestReview37DelAfterTheUpgradeFindsARecordNowHashed(t *testing.T) {
 	flusherGone(t, dir)
 
 	// The earlier version's ADD answered; its entry waits for the flusher at the upgrade.
-	release, ok := cni.HoldFlusherProbe(dir)
-	if !ok {
-		t.Fatal("a flusher runs")
-	}
-	released := false
-	defer func() {
-		if !released {
-			release()
-		}
-	}()
+	release := holdFlusher(t, dir)
 	x := addIf(t, conf, "c-r37h", ifName, node)
 	des, err := os.ReadDir(dir)
 	if err != nil {
@@ -97,7 +88,6 @@ func TestReview37DelAfterTheUpgradeFindsARecordNowHashed(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	released = true
 	// Today's flusher, the first to look after the upgrade.
 	if _, err := runPlugin("DEL", conf, "c-r37h-o", node, podArgs("c-r37h-o")); err != nil {
 		t.Fatal(err)
