@@ -214,17 +214,20 @@ func RunFlusher(dir string, locked bool) error {
 	if err != nil {
 		return err
 	}
+	st := &state{dir: dir}
+	// Made close-on-exec before the kubeconfig is read: reading it runs its credential
+	// program, if it names one.
+	var lock *os.File
+	if locked {
+		lock = inheritedLock(st)
+	}
 	k, err := newKube(cfg.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	c := &call{cfg: cfg, kube: k, node: fc.Node, st: &state{dir: dir}}
+	c := &call{cfg: cfg, kube: k, node: fc.Node, st: st}
 	if filepath.Base(dir) != safeName(cfg.Name) {
 		c.legacy = legacyState(cfg, fc.Node)
-	}
-	var lock *os.File
-	if locked {
-		lock = inheritedLock(c.st)
 	}
 	held := lock != nil
 	if lock == nil {

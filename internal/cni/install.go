@@ -27,8 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
 )
 
 // Install is what the DaemonSet runs on every node: it puts the plugin binary into the
@@ -127,12 +126,12 @@ func (in Install) writeKubeconfig(path string) error {
 	if err != nil {
 		return fmt.Errorf("service-account CA: %w", err)
 	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: in.Server, CertificateAuthorityData: ca}
-	kc.AuthInfos["rackwire-cni"] = &clientcmdapi.AuthInfo{Token: string(bytes.TrimSpace(token))}
-	kc.Contexts["rackwire-cni"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "rackwire-cni", Namespace: in.Namespace}
-	kc.CurrentContext = "rackwire-cni"
-	data, err := clientcmd.Write(*kc)
+	kc := &kubeconfigFile{APIVersion: "v1", Kind: "Config", CurrentContext: "rackwire-cni",
+		Clusters: []kcNamedCluster{{Name: "local", Cluster: kcCluster{Server: in.Server, CertificateAuthorityData: ca}}},
+		Users:    []kcNamedUser{{Name: "rackwire-cni", User: kcUser{Token: string(bytes.TrimSpace(token))}}},
+		Contexts: []kcNamedContext{{Name: "rackwire-cni", Context: kcContext{Cluster: "local", User: "rackwire-cni", Namespace: in.Namespace}}},
+	}
+	data, err := yaml.Marshal(kc)
 	if err != nil {
 		return err
 	}

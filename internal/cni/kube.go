@@ -32,16 +32,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ktypes "k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // kube is the plugin's apiserver client: plain JSON over the kubeconfig's transport. A
-// plugin process lives for one verb, so it stays clear of client-go's typed clientsets and
-// their start-up cost.
+// plugin process lives for one verb, so it stays clear of client-go and its start-up cost
+// (see kubeconfig.go).
 type kube struct {
 	base      string
 	http      *http.Client
+	auth      *authHeaders
 	namespace string
 	// requests counts the requests sent, for the benchmark's requests per ADD.
 	requests atomic.Int64
@@ -49,28 +48,20 @@ type kube struct {
 
 // whereabouts' objects live in the namespace of the kubeconfig's context, else kube-system.
 func newKube(kubeconfig string) (*kube, error) {
-	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	cfg, err := loadKubeconfig(kubeconfig)
 	if err != nil {
-		return nil, keyErr("ipam.kubernetes.kubeconfig", "%v", err)
+		return nil, err
 	}
-	ns := metav1.NamespaceSystem
-	if ctx, ok := raw.Contexts[raw.CurrentContext]; ok && ctx != nil && ctx.Namespace != "" {
-		ns = ctx.Namespace
+	ns := cfg.namespace
+	if ns == "" {
+		ns = metav1.NamespaceSystem
 	}
-	cfg, err := clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
-	if err != nil {
-		return nil, keyErr("ipam.kubernetes.kubeconfig", "%v", err)
-	}
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, keyErr("ipam.kubernetes.kubeconfig", "%v", err)
-	}
-	host := strings.TrimSuffix(cfg.Host, "/")
-	if !strings.Contains(host, "://") {
-		host = "https://" + host
-	}
-	return &kube{base: host + cfg.APIPath, http: hc, namespace: ns}, nil
+	return &kube{base: cfg.server, http: cfg.httpClient(), auth: cfg.auth, namespace: ns}, nil
 }
+
+// userAgent names the plugin in the apiserver's audit log and as the field manager of what
+// it writes.
+const userAgent = "rackwire-cni"
 
 const (
 	wbGroup     = "/apis/whereabouts.cni.cncf.io/v1alpha1"
@@ -134,6 +125,8 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	k.auth.set(req.Header)
 	if payload != nil {
 		if contentType == "" {
 			contentType = "application/json"

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"time"
 
-	coordv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -30,6 +29,24 @@ import (
 // pool, trusting their Lease to keep everyone else out meanwhile: on a network they share
 // (ipam key whereabouts_lease), rackwire takes the same Lease, as their leader election
 // does, so their ADDs never fail on rackwire's reservations. Elsewhere it takes none.
+
+// lease is a coordination.k8s.io/v1 Lease, every field of its spec as of Kubernetes 1.36, so
+// a PUT carries back what it read (the plugin does not link k8s.io/api; see podEvent).
+type lease struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              leaseSpec `json:"spec"`
+}
+
+type leaseSpec struct {
+	HolderIdentity       *string           `json:"holderIdentity,omitempty"`
+	LeaseDurationSeconds *int32            `json:"leaseDurationSeconds,omitempty"`
+	AcquireTime          *metav1.MicroTime `json:"acquireTime,omitempty"`
+	RenewTime            *metav1.MicroTime `json:"renewTime,omitempty"`
+	LeaseTransitions     *int32            `json:"leaseTransitions,omitempty"`
+	Strategy             *string           `json:"strategy,omitempty"`
+	PreferredHolder      *string           `json:"preferredHolder,omitempty"`
+}
 
 // leaseHold is how long a holder may keep the Lease without renewing it: longer than a
 // verb takes, so rackwire never renews; whereabouts' elector honours the holder's duration.
@@ -50,17 +67,17 @@ func (c *call) takeLease(ctx context.Context, name string) (func(), error) {
 	var seen observed
 	for {
 		now := metav1.NewMicroTime(time.Now())
-		cur := &coordv1.Lease{}
+		cur := &lease{}
 		err := c.kube.get(ctx, path, cur)
 		if err == nil {
 			seen.see(cur, now.Time)
 		}
 		switch {
 		case apierrors.IsNotFound(err):
-			l := &coordv1.Lease{
+			l := &lease{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.kube.namespace},
-				Spec:       coordv1.LeaseSpec{HolderIdentity: &me, LeaseDurationSeconds: ptr(int32(leaseHold)), AcquireTime: &now, RenewTime: &now},
+				Spec:       leaseSpec{HolderIdentity: &me, LeaseDurationSeconds: ptr(int32(leaseHold)), AcquireTime: &now, RenewTime: &now},
 			}
 			if err := c.kube.create(ctx, "/apis/coordination.k8s.io/v1/namespaces/"+c.kube.namespace+"/leases", l, cur); err == nil {
 				return c.giveBack(path, cur), nil
@@ -102,7 +119,7 @@ type observed struct {
 	since   time.Time
 }
 
-func (o *observed) see(l *coordv1.Lease, now time.Time) {
+func (o *observed) see(l *lease, now time.Time) {
 	if l.ResourceVersion != o.version || o.since.IsZero() {
 		o.version, o.since = l.ResourceVersion, now
 	}
@@ -112,7 +129,7 @@ func (o *observed) see(l *coordv1.Lease, now time.Time) {
 // record seen unchanged here for its whole duration (as client-go decides); or renewTime,
 // by the holder's clock, older than its duration plus maxSkew, so that a clock up to maxSkew
 // ahead of the holder's never takes a Lease still held.
-func free(l *coordv1.Lease, seenSince, now time.Time) bool {
+func free(l *lease, seenSince, now time.Time) bool {
 	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
 		return true
 	}
@@ -128,7 +145,7 @@ func free(l *coordv1.Lease, seenSince, now time.Time) bool {
 
 // giveBack releases the Lease as client-go's elector does on cancel: no holder, a
 // one-second duration.
-func (c *call) giveBack(path string, held *coordv1.Lease) func() {
+func (c *call) giveBack(path string, held *lease) func() {
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), requestWait)
 		defer cancel()

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	coordv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -28,8 +27,8 @@ import (
 // second behind or ahead of this one, is never taken while held; one given back or lapsed is.
 func TestLeaseFreeUnderSkew(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	lease := func(holder string, renewedAgo time.Duration, seconds int32) *coordv1.Lease {
-		l := &coordv1.Lease{}
+	held := func(holder string, renewedAgo time.Duration, seconds int32) *lease {
+		l := &lease{}
 		l.Spec.HolderIdentity = &holder
 		l.Spec.LeaseDurationSeconds = &seconds
 		r := metav1.NewMicroTime(now.Add(-renewedAgo))
@@ -38,18 +37,18 @@ func TestLeaseFreeUnderSkew(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		l        *coordv1.Lease
+		l        *lease
 		seenFor  time.Duration
 		wantFree bool
 	}{
-		{"given back", lease("", 0, 1), 0, true},
-		{"renewed just now", lease("wb", 0, 1), 0, false},
+		{"given back", held("", 0, 1), 0, true},
+		{"renewed just now", held("wb", 0, 1), 0, false},
 		// The holder's clock half a second behind: its renewal looks 0.5 s older than it is.
-		{"renewed 0.6 s ago by a clock 0.5 s behind", lease("wb", 1100*time.Millisecond, 1), 100 * time.Millisecond, false},
-		{"renewed 1.4 s ago by a clock 0.5 s behind", lease("wb", 1400*time.Millisecond, 1), 200 * time.Millisecond, false},
-		{"renewal seen unchanged for its duration", lease("wb", 1400*time.Millisecond, 1), 1100 * time.Millisecond, true},
-		{"lapsed long ago", lease("wb", time.Minute, 1), 0, true},
-		{"rackwire's own hold", lease("tenant/p/c", 5*time.Second, 15), time.Second, false},
+		{"renewed 0.6 s ago by a clock 0.5 s behind", held("wb", 1100*time.Millisecond, 1), 100 * time.Millisecond, false},
+		{"renewed 1.4 s ago by a clock 0.5 s behind", held("wb", 1400*time.Millisecond, 1), 200 * time.Millisecond, false},
+		{"renewal seen unchanged for its duration", held("wb", 1400*time.Millisecond, 1), 1100 * time.Millisecond, true},
+		{"lapsed long ago", held("wb", time.Minute, 1), 0, true},
+		{"rackwire's own hold", held("tenant/p/c", 5*time.Second, 15), time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seen := time.Time{}
