@@ -26,6 +26,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -57,6 +58,11 @@ func main() {
 		}
 		return
 	}
+	// A verb is one process doing one thing at a time; with a P for each core the runtime
+	// starts threads that wake and park around its few goroutines, which a node pays for in
+	// a burst of pods (8% of the plugin's CPU in the benchmark's 10 x 16 ADDs and DELs).
+	// The flusher, which lives on, keeps the default.
+	runtime.GOMAXPROCS(1)
 	if self, err := os.Executable(); err == nil {
 		cni.FlushCommand = self
 	}
