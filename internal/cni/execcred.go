@@ -58,30 +58,19 @@ type execCredential struct {
 	} `json:"status,omitempty"`
 }
 
-// execSource runs a credential program and keeps its answer.
-type execSource struct {
-	config  *execConfig
-	version string
-	request []byte
-
-	mu   sync.Mutex
-	got  *execCredential
-	cert *tls.Certificate
-}
-
 type execCluster struct {
-	Server                   string `json:"server"`
-	TLSServerName            string `json:"tls-server-name,omitempty"`
-	InsecureSkipTLSVerify    bool   `json:"insecure-skip-tls-verify,omitempty"`
-	CertificateAuthorityData []byte `json:"certificate-authority-data,omitempty"`
-	ProxyURL                 string `json:"proxy-url,omitempty"`
+	Server                   string          `json:"server"`
+	TLSServerName            string          `json:"tls-server-name,omitempty"`
+	InsecureSkipTLSVerify    bool            `json:"insecure-skip-tls-verify,omitempty"`
+	CertificateAuthorityData []byte          `json:"certificate-authority-data,omitempty"`
+	ProxyURL                 string          `json:"proxy-url,omitempty"`
+	DisableCompression       bool            `json:"disable-compression,omitempty"`
+	Config                   json.RawMessage `json:"config,omitempty"`
 }
 
-// execWait bounds one run of a credential program: a verb has the runtime's time, not more.
-const execWait = 10 * time.Second
-
-// setExec runs the user's credential program once, so a program that fails fails the verb
-// naming the key, and serves its answer until it expires, as client-go does.
+// setExec makes the user's credential program the source of its credentials. The program
+// runs when a request first needs them, as with client-go, so a verb that sends nothing runs
+// nothing; its answer serves until it expires or the apiserver turns it down.
 func (cfg *restConfig) setExec(dir, name string, e *execConfig) error {
 	switch e.APIVersion {
 	case "client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1":
@@ -102,35 +91,68 @@ func (cfg *restConfig) setExec(dir, name string, e *execConfig) error {
 	}
 	req := &execCredential{APIVersion: e.APIVersion, Kind: "ExecCredential"}
 	if e.ProvideClusterInfo {
-		req.Spec.Cluster = &execCluster{Server: cfg.server, TLSServerName: cfg.tls.ServerName, InsecureSkipTLSVerify: cfg.tls.InsecureSkipVerify}
+		req.Spec.Cluster = cfg.cluster
 	}
-	c := &execSource{config: e, version: e.APIVersion}
+	c := &execSource{config: e, version: e.APIVersion, user: name}
 	var err error
 	if c.request, err = json.Marshal(req); err != nil {
 		return err
 	}
-	if _, _, err := c.get(); err != nil {
-		return fmt.Errorf("user %q: exec: %v", name, err)
-	}
 	cfg.auth.exec = c
-	cfg.tls.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-		if _, cert, err := c.get(); err == nil && cert != nil {
+	cfg.tls.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		ctx := context.Background()
+		if cri != nil {
+			ctx = cri.Context()
+		}
+		if _, cert, err := c.get(ctx); err == nil && cert != nil {
 			return cert, nil
 		}
-		return &tls.Certificate{}, nil // no certificate: the apiserver then says what is missing
+		return &tls.Certificate{}, nil // none: the apiserver then says what is missing
 	}
 	return nil
 }
 
-// get is the program's answer, run again once it has expired.
-func (c *execSource) get() (*execCredential, *tls.Certificate, error) {
+// execSource runs a credential program and keeps its answer.
+type execSource struct {
+	config        *execConfig
+	version, user string
+	request       []byte
+
+	mu   sync.Mutex
+	got  *execCredential
+	cert *tls.Certificate
+}
+
+// credentialError is a credential program that failed: the verb fails with it, naming the
+// key, and does not retry as it does what did not reach the apiserver.
+type credentialError struct{ error }
+
+// get is the program's answer, run again once it has expired or been turned down.
+func (c *execSource) get(ctx context.Context) (*execCredential, *tls.Certificate, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.got != nil && (c.got.Status.ExpirationTimestamp == nil || time.Now().Before(*c.got.Status.ExpirationTimestamp)) {
 		return c.got, c.cert, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), execWait)
-	defer cancel()
+	got, cert, err := c.run(ctx)
+	if err != nil {
+		return nil, nil, credentialError{keyErr(kubeconfigKey, "user %q: exec: %v", c.user, err)}
+	}
+	c.got, c.cert = got, cert
+	return got, cert, nil
+}
+
+// turnedDown drops sent, the credential a request the apiserver answered 401 carried, so the
+// next request runs the program again (client-go's refresh); a newer answer is kept.
+func (c *execSource) turnedDown(sent *execCredential) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.got == sent {
+		c.got, c.cert = nil, nil
+	}
+}
+
+func (c *execSource) run(ctx context.Context) (*execCredential, *tls.Certificate, error) {
 	cmd := exec.CommandContext(ctx, c.config.Command, c.config.Args...)
 	cmd.Env = append(os.Environ(), "KUBERNETES_EXEC_INFO="+string(c.request))
 	for _, e := range c.config.Env {
@@ -151,14 +173,12 @@ func (c *execSource) get() (*execCredential, *tls.Certificate, error) {
 	case got.Status == nil || got.Status.Token == "" && got.Status.ClientCertificateData == "":
 		return nil, nil, fmt.Errorf("%s: its ExecCredential has no token and no client certificate", c.config.Command)
 	}
-	var cert *tls.Certificate
-	if got.Status.ClientCertificateData != "" || got.Status.ClientKeyData != "" {
-		pair, err := tls.X509KeyPair([]byte(got.Status.ClientCertificateData), []byte(got.Status.ClientKeyData))
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: its client certificate: %v", c.config.Command, err)
-		}
-		cert = &pair
+	if got.Status.ClientCertificateData == "" && got.Status.ClientKeyData == "" {
+		return got, nil, nil
 	}
-	c.got, c.cert = got, cert
-	return got, cert, nil
+	pair, err := tls.X509KeyPair([]byte(got.Status.ClientCertificateData), []byte(got.Status.ClientKeyData))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: its client certificate: %v", c.config.Command, err)
+	}
+	return got, &pair, nil
 }

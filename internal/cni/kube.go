@@ -105,6 +105,9 @@ func (k *kube) do(ctx context.Context, method, path, contentType string, body, o
 }
 
 func retriable(err error) bool {
+	if errors.As(err, new(credentialError)) {
+		return false
+	}
 	var se apierrors.APIStatus
 	if errors.As(err, &se) {
 		c := se.Status().Code
@@ -126,7 +129,10 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", userAgent)
-	k.auth.set(req.Header)
+	sent, err := k.auth.set(rctx, req.Header)
+	if err != nil {
+		return err
+	}
 	if payload != nil {
 		if contentType == "" {
 			contentType = "application/json"
@@ -139,6 +145,11 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode == http.StatusUnauthorized && sent != nil {
+		k.auth.exec.turnedDown(sent)
+		// A client certificate from the program stays on open connections: close them.
+		k.http.CloseIdleConnections()
+	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ package cni
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -76,7 +77,15 @@ type kcCluster struct {
 	CertificateAuthorityData []byte `json:"certificate-authority-data,omitempty"`
 	ProxyURL                 string `json:"proxy-url,omitempty"`
 	DisableCompression       bool   `json:"disable-compression,omitempty"`
+	Extensions               []struct {
+		Name      string          `json:"name"`
+		Extension json.RawMessage `json:"extension"`
+	} `json:"extensions,omitempty"`
 }
+
+// execExtension is the cluster extension client-go hands an exec credential plugin as
+// spec.cluster.config.
+const execExtension = "client.authentication.k8s.io/exec"
 
 type kcUser struct {
 	ClientCertificate     string              `json:"client-certificate,omitempty"`
@@ -109,6 +118,8 @@ type restConfig struct {
 	proxy     func(*http.Request) (*url.URL, error)
 	compress  bool
 	auth      *authHeaders
+	// What an exec credential plugin is told of the cluster.
+	cluster *execCluster
 }
 
 const kubeconfigKey = "ipam.kubernetes.kubeconfig"
@@ -174,6 +185,13 @@ func (kc *kubeconfigFile) resolve(path string) (*restConfig, error) {
 	if u, err := url.Parse(cfg.server); err != nil || u.Host == "" {
 		return nil, fail("cluster %q: server %q is not a URL", ctx.Cluster, cl.Server)
 	}
+	cfg.cluster = &execCluster{Server: cfg.server, TLSServerName: cl.TLSServerName, InsecureSkipTLSVerify: cl.InsecureSkipTLSVerify,
+		ProxyURL: cl.ProxyURL, DisableCompression: cl.DisableCompression}
+	for _, e := range cl.Extensions {
+		if e.Name == execExtension {
+			cfg.cluster.Config = e.Extension
+		}
+	}
 	if cl.ProxyURL != "" {
 		p, err := url.Parse(cl.ProxyURL)
 		if err != nil || p.Host == "" {
@@ -192,6 +210,7 @@ func (kc *kubeconfigFile) resolve(path string) (*restConfig, error) {
 	case len(ca) > 0 && cl.InsecureSkipTLSVerify:
 		return nil, fail("cluster %q: a certificate authority together with insecure-skip-tls-verify is not allowed", ctx.Cluster)
 	case len(ca) > 0:
+		cfg.cluster.CertificateAuthorityData = ca
 		cfg.tls.RootCAs = x509.NewCertPool()
 		if !cfg.tls.RootCAs.AppendCertsFromPEM(ca) {
 			return nil, fail("cluster %q: certificate-authority holds no PEM certificate", ctx.Cluster)
@@ -205,8 +224,6 @@ func (kc *kubeconfigFile) resolve(path string) (*restConfig, error) {
 
 func (cfg *restConfig) setUser(dir, name string, u *kcUser) error {
 	switch {
-	case u.Exec != nil && (u.Token != "" || u.TokenFile != "" || u.Username != "" || u.ClientCertificate != "" || len(u.ClientCertificateData) > 0):
-		return fmt.Errorf("user %q: exec and another credential are both set", name)
 	case len(u.AuthProvider) > 0 && string(u.AuthProvider) != "null":
 		return fmt.Errorf("user %q: auth-provider is not supported; give the plugin a token, tokenFile or client certificate", name)
 	case u.ClientCertificate != "" && len(u.ClientCertificateData) > 0:
@@ -233,15 +250,18 @@ func (cfg *restConfig) setUser(dir, name string, u *kcUser) error {
 	}
 	cfg.auth = &authHeaders{token: u.Token, username: u.Username, password: u.Password,
 		as: u.Impersonate, asUID: u.ImpersonateUID, asGroups: u.ImpersonateGroups, asExtra: u.ImpersonateUserExtra}
-	if u.Exec != nil {
+	// A user with a credential of its own never runs its exec plugin, as with client-go.
+	static := u.Token != "" || u.TokenFile != "" || u.Username != "" || len(cfg.tls.Certificates) > 0
+	if u.Exec != nil && !static {
 		if err := cfg.setExec(dir, name, u.Exec); err != nil {
 			return err
 		}
 	}
 	if u.TokenFile != "" {
 		cfg.auth.tokenFile = resolvePath(dir, u.TokenFile)
-		// Read now, so a missing file fails the verb with its key rather than as a 401.
-		if _, err := cfg.auth.fileToken(); err != nil {
+		// Read now, so a missing file fails the verb with its key rather than as a 401;
+		// with a token beside it, the file is only the token's refresh, as with client-go.
+		if _, err := cfg.auth.fileToken(); err != nil && u.Token == "" {
 			return fmt.Errorf("user %q: tokenFile: %v", name, err)
 		}
 	}
@@ -301,15 +321,20 @@ func (a *authHeaders) fileToken() (string, error) {
 	return a.cached, nil
 }
 
-func (a *authHeaders) set(h http.Header) {
+// set puts the credentials on a request's headers, and says which exec credential it sent.
+// An exec plugin that fails fails the request.
+func (a *authHeaders) set(ctx context.Context, h http.Header) (*execCredential, error) {
 	if a == nil {
-		return
+		return nil, nil
 	}
 	token := a.token
+	var sent *execCredential
 	if a.exec != nil {
-		if c, _, err := a.exec.get(); err == nil {
-			token = c.Status.Token
+		c, _, err := a.exec.get(ctx)
+		if err != nil {
+			return nil, err
 		}
+		token, sent = c.Status.Token, c
 	}
 	if a.tokenFile != "" {
 		if t, err := a.fileToken(); err == nil {
@@ -333,9 +358,30 @@ func (a *authHeaders) set(h http.Header) {
 	}
 	for k, vs := range a.asExtra {
 		for _, v := range vs {
-			h.Add("Impersonate-Extra-"+url.PathEscape(k), v)
+			h.Add("Impersonate-Extra-"+headerKeyEscape(k), v)
 		}
 	}
+	return sent, nil
+}
+
+// headerKeyEscape makes an extra's key a header name as client-go does: every byte that is
+// not a token character, and "%", percent-encoded; the apiserver decodes it back.
+func headerKeyEscape(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '%' || !isTokenByte(c) {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// isTokenByte is RFC 7230's tchar.
+func isTokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // httpClient is the plugin's connection to the apiserver: HTTP/1.1, since a plugin process

@@ -179,7 +179,9 @@ func want(got, want string) string {
 }
 
 // TestKubeconfigRefusals: what the plugin cannot or will not use fails the verb with the key
-// and the part of the kubeconfig at fault, never as a request the apiserver turns down.
+// and the part of the kubeconfig at fault, never as a request the apiserver turns down: at
+// once, or, for a credential program that fails, at the first request, which does not retry
+// it until the verb's time is up.
 func TestKubeconfigRefusals(t *testing.T) {
 	dir := t.TempDir()
 	const ca = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==" // a PEM header and nothing else
@@ -188,7 +190,6 @@ func TestKubeconfigRefusals(t *testing.T) {
 		{"exec program answers no credential", "users:\n- name: u\n  user:\n    exec: {command: /bin/echo, args: ['{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\",\"status\":{}}'], apiVersion: client.authentication.k8s.io/v1beta1}\n", "has no token and no client certificate"},
 		{"exec of a removed apiVersion", "users:\n- name: u\n  user:\n    exec: {command: /bin/true, apiVersion: client.authentication.k8s.io/v1alpha1}\n", `apiVersion "client.authentication.k8s.io/v1alpha1" is not`},
 		{"exec that needs a terminal", "users:\n- name: u\n  user:\n    exec: {command: /bin/true, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Always}\n", "needs a terminal"},
-		{"exec with a token", "users:\n- name: u\n  user:\n    token: t\n    exec: {command: /bin/true, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}\n", "exec and another credential are both set"},
 		{"auth provider", "users:\n- name: u\n  user:\n    auth-provider: {name: oidc}\n", `user "u": auth-provider is not supported`},
 		{"no current context", "current-context: \"\"\n", "current-context is not set"},
 		{"current context names nothing", "current-context: other\n", `current-context "other" names no context`},
@@ -224,7 +225,13 @@ func TestKubeconfigRefusals(t *testing.T) {
 			if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := newKube(path)
+			k, err := newKube(path)
+			if err == nil {
+				// A credential program runs when a request needs it, and fails that.
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				err = k.get(ctx, "/api", nil)
+			}
 			if err == nil || !strings.Contains(err.Error(), kubeconfigKey) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want one naming %s and saying %q", err, kubeconfigKey, tc.wantErr)
 			}
@@ -244,7 +251,7 @@ func TestKubeconfigTokenFileRotates(t *testing.T) {
 	a := &authHeaders{tokenFile: file}
 	bearer := func() string {
 		h := http.Header{}
-		a.set(h)
+		_, _ = a.set(context.Background(), h)
 		return h.Get("Authorization")
 	}
 	if got := bearer(); got != "Bearer one" {
