@@ -352,7 +352,12 @@ func (c *call) pending() (int, error) {
 // once the node is quiet ends before the next pod's ADD. Held back for the window instead,
 // it would start at a moment unrelated to the pods' and meet the next ADD on the apiserver
 // (a pool of 1,000 entries is 65-190 ms of its time). Pods that come closer than apart meet
-// in the window, as before.
+// in the window, as before. Except the tail of a burst (entries that came closer together
+// than quiet, then none for quiet): the pods that came closer than a write takes were a
+// burst, not a trickle, and a node quiet after a burst has no next ADD to meet. Spaced from
+// the last write by the write's duration, which on a node busy with the burst was mostly
+// the wait for CPU (250 ms for a pool of 16 entries written in 5 ms once the node was
+// quiet), the tail reached the pool a quarter of a second after the burst's last ADD.
 type flushDue struct {
 	window, quiet time.Duration
 	after         time.Time
@@ -364,6 +369,7 @@ func (d flushDue) now(recs []*record, now time.Time) bool {
 		return true
 	}
 	var oldest, newest time.Time
+	var marks []time.Time
 	for _, r := range recs {
 		// Entries waiting for a retry, or for their reservation (an ADD killed midway), do
 		// not make a write due, or hold one back.
@@ -376,6 +382,7 @@ func (d flushDue) now(recs []*record, now time.Time) bool {
 			// waiting for the clock to catch up would leave the pool without it meanwhile.
 			marked = now.Add(-d.window)
 		}
+		marks = append(marks, marked)
 		if oldest.IsZero() || marked.Before(oldest) {
 			oldest = marked
 		}
@@ -383,8 +390,19 @@ func (d flushDue) now(recs []*record, now time.Time) bool {
 			newest = marked
 		}
 	}
-	quiet := d.quiet > 0 && (d.apart <= 0 || oldest.Sub(d.after) >= d.apart)
+	quiet := d.quiet > 0 && (d.apart <= 0 || oldest.Sub(d.after) >= d.apart || cameAsBurst(marks, d.quiet))
 	return !oldest.IsZero() && (now.Sub(oldest) >= d.window || quiet && now.Sub(newest) >= d.quiet)
+}
+
+// cameAsBurst says whether two of marks came closer together than quiet.
+func cameAsBurst(marks []time.Time, quiet time.Duration) bool {
+	slices.SortFunc(marks, time.Time.Compare)
+	for i := 1; i < len(marks); i++ {
+		if marks[i].Sub(marks[i-1]) < quiet {
+			return true
+		}
+	}
+	return false
 }
 
 // workNow says whether flushOnce would write anything of r now.

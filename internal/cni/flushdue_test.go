@@ -17,6 +17,7 @@ limitations under the License.
 package cni
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -126,6 +127,51 @@ func TestFlushPacedByThePods(t *testing.T) {
 			}
 			c := &call{st: s, wrote: took, lastMarked: now.Add(-tc.lastNewest)}
 			if got := c.due(nextWindow(took), now.Add(-50*time.Millisecond), now).now(recs, now); got != tc.want {
+				t.Fatalf("due = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFlushWritesABurstsTailOnceQuiet: right after a write, entries that came as a burst
+// (closer together than the quiet time) are written once the node has been quiet that long,
+// not a write's duration later; a lone entry, or entries as far apart as a trickle's, still
+// wait as TestFlushPacedByThePods says.
+func TestFlushWritesABurstsTailOnceQuiet(t *testing.T) {
+	const took = 250 * time.Millisecond // a write on a node busy with the burst
+	for _, tc := range []struct {
+		name string
+		ages []time.Duration // of the pending entries' markers
+		want bool
+	}{
+		{"a burst's tail, quiet for 35 ms", []time.Duration{35 * time.Millisecond, 38 * time.Millisecond, 45 * time.Millisecond}, true},
+		{"a burst still coming", []time.Duration{10 * time.Millisecond, 14 * time.Millisecond, 20 * time.Millisecond}, false},
+		{"a lone entry", []time.Duration{40 * time.Millisecond}, false},
+		{"a trickle", []time.Duration{40 * time.Millisecond, 80 * time.Millisecond}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &state{dir: t.TempDir()}
+			now := time.Now()
+			for i, age := range tc.ages {
+				r := &record{ContainerID: fmt.Sprint("c", i), IfName: "net1", Entries: []entry{{Pool: "p", Address: fmt.Sprint("10.0.0.", i+1), Pending: true}}}
+				if err := s.save(r); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.markPending(r.ContainerID, r.IfName); err != nil {
+					t.Fatal(err)
+				}
+				marker := filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName)))
+				if err := os.Chtimes(marker, now.Add(-age), now.Add(-age)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			recs, err := s.pendingRecords()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The last write ended 60 ms ago; its newest entry came 70 ms ago.
+			c := &call{st: s, wrote: took, lastMarked: now.Add(-70 * time.Millisecond)}
+			if got := c.due(nextWindow(took), now.Add(-60*time.Millisecond), now).now(recs, now); got != tc.want {
 				t.Fatalf("due = %v, want %v", got, tc.want)
 			}
 		})
