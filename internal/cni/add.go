@@ -45,9 +45,11 @@ type call struct {
 	podNS, podName      string
 	podUID              string
 	requested           []netip.Addr
-	// wrote is how long the last flush's pool writes took, and lastMarked the newest marker
-	// of the entries it took (flusher only).
+	// wrote is how long the last flush's pool writes took, wroteSmall whether every pool
+	// it wrote was small, and lastMarked the newest marker of the entries it took (flusher
+	// only).
 	wrote      time.Duration
+	wroteSmall bool
 	lastMarked time.Time
 }
 

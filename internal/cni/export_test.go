@@ -16,6 +16,12 @@ limitations under the License.
 
 package cni
 
+import (
+	"context"
+
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
+)
+
 // RefusedForGood is refusedForGood, for the tests that show it the apiserver's own answers.
 var RefusedForGood = refusedForGood
 
@@ -27,4 +33,19 @@ func HoldFlusherProbe(dir string) (release func(), ok bool) {
 		return nil, false
 	}
 	return func() { _ = f.Close() }, true
+}
+
+// CreatePoolAnswer creates p with the plugin's client of kubeconfig, and says how large the
+// pool the apiserver answered with was, and whether the flusher takes it for small.
+func CreatePoolAnswer(kubeconfig string, p *wbv1.IPPool) (size int64, small bool, err error) {
+	k, err := newKube(kubeconfig)
+	if err != nil {
+		return 0, false, err
+	}
+	k.namespace = p.Namespace
+	if err := k.createPool(context.Background(), p); err != nil {
+		return 0, false, err
+	}
+	size = k.largestAnswer.Load()
+	return size, size > 0 && size < largePool, nil
 }

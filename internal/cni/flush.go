@@ -57,6 +57,11 @@ const flushWindow = 100 * time.Millisecond
 // ends: the DEL that often follows an ADD at once (a pod replaced) comes along.
 const flushQuiet = 30 * time.Millisecond
 
+// largePool is the size, as the apiserver answers a write of it, from which a pool's writes
+// are spaced (see due): about 270 entries of 64-character container IDs. A pool of 1,000
+// (180 kB) cost the apiserver 65-190 ms a write here; one of 16 (3 kB), a few milliseconds.
+const largePool = 48 << 10
+
 // flushWindowMax bounds the window a slow pool write stretches (see nextWindow).
 const flushWindowMax = time.Second
 
@@ -284,12 +289,18 @@ func RunFlusher(dir string, locked bool) error {
 }
 
 // due is when the flusher writes next, its last write having ended at wroteAt. A quiet node
-// gets its write at once, but writes stay apart by their own duration: a trickle of pods
-// does not keep the apiserver writing the pool. Unless the pods come further apart than a
-// write takes (flushDue's apart): a write then fits between two of them.
+// gets its write at once, but writes of a large pool stay apart by their own duration: a
+// trickle of pods does not keep the apiserver writing the pool. Unless the pods come further
+// apart than a write takes (flushDue's apart): a write then fits between two of them.
+//
+// Writes of small pools only (wroteSmall) are not spaced: they cost the apiserver a few
+// milliseconds, so one meeting the next pod's ADD delays it by no more, while their duration
+// on a node busy with a burst is mostly the wait for CPU. Spaced by it, the tail of a burst
+// of 16 pods (a write of 250 ms during the burst, of 5 ms once the node was quiet) reached
+// the pool a quarter of a second after the burst's last ADD.
 func (c *call) due(window time.Duration, wroteAt, now time.Time) flushDue {
 	d := flushDue{window: window, quiet: flushQuiet}
-	if now.Sub(wroteAt) < c.wrote {
+	if now.Sub(wroteAt) < c.wrote && !c.wroteSmall {
 		d.after, d.apart = c.lastMarked, c.wrote+flushQuiet
 	}
 	return d
@@ -352,12 +363,7 @@ func (c *call) pending() (int, error) {
 // once the node is quiet ends before the next pod's ADD. Held back for the window instead,
 // it would start at a moment unrelated to the pods' and meet the next ADD on the apiserver
 // (a pool of 1,000 entries is 65-190 ms of its time). Pods that come closer than apart meet
-// in the window, as before. Except the tail of a burst (entries that came closer together
-// than quiet, then none for quiet): the pods that came closer than a write takes were a
-// burst, not a trickle, and a node quiet after a burst has no next ADD to meet. Spaced from
-// the last write by the write's duration, which on a node busy with the burst was mostly
-// the wait for CPU (250 ms for a pool of 16 entries written in 5 ms once the node was
-// quiet), the tail reached the pool a quarter of a second after the burst's last ADD.
+// in the window, as before.
 type flushDue struct {
 	window, quiet time.Duration
 	after         time.Time
@@ -369,7 +375,6 @@ func (d flushDue) now(recs []*record, now time.Time) bool {
 		return true
 	}
 	var oldest, newest time.Time
-	var marks []time.Time
 	for _, r := range recs {
 		// Entries waiting for a retry, or for their reservation (an ADD killed midway), do
 		// not make a write due, or hold one back.
@@ -382,7 +387,6 @@ func (d flushDue) now(recs []*record, now time.Time) bool {
 			// waiting for the clock to catch up would leave the pool without it meanwhile.
 			marked = now.Add(-d.window)
 		}
-		marks = append(marks, marked)
 		if oldest.IsZero() || marked.Before(oldest) {
 			oldest = marked
 		}
@@ -390,19 +394,8 @@ func (d flushDue) now(recs []*record, now time.Time) bool {
 			newest = marked
 		}
 	}
-	quiet := d.quiet > 0 && (d.apart <= 0 || oldest.Sub(d.after) >= d.apart || cameAsBurst(marks, d.quiet))
+	quiet := d.quiet > 0 && (d.apart <= 0 || oldest.Sub(d.after) >= d.apart)
 	return !oldest.IsZero() && (now.Sub(oldest) >= d.window || quiet && now.Sub(newest) >= d.quiet)
-}
-
-// cameAsBurst says whether two of marks came closer together than quiet.
-func cameAsBurst(marks []time.Time, quiet time.Duration) bool {
-	slices.SortFunc(marks, time.Time.Compare)
-	for i := 1; i < len(marks); i++ {
-		if marks[i].Sub(marks[i-1]) < quiet {
-			return true
-		}
-	}
-	return false
 }
 
 // workNow says whether flushOnce would write anything of r now.
@@ -475,12 +468,15 @@ func (c *call) flushOnce(ctx context.Context, due flushDue) (int, error) {
 	res := newFlushResult()
 	var errs []error
 	start := time.Now()
+	c.kube.largestAnswer.Store(0)
 	for pool := range joinKeys(adds, removes) {
 		if err := c.writePool(ctx, pool, adds[pool], removes[pool], res); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	c.wrote = time.Since(start)
+	largest := c.kube.largestAnswer.Load()
+	c.wroteSmall = largest > 0 && largest < largePool
 	done := map[string]bool{}
 	unsure := map[string][]string{}
 	for _, r := range releases {

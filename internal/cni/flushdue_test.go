@@ -133,21 +133,22 @@ func TestFlushPacedByThePods(t *testing.T) {
 	}
 }
 
-// TestFlushWritesABurstsTailOnceQuiet: right after a write, entries that came as a burst
-// (closer together than the quiet time) are written once the node has been quiet that long,
-// not a write's duration later; a lone entry, or entries as far apart as a trickle's, still
-// wait as TestFlushPacedByThePods says.
+// TestFlushWritesABurstsTailOnceQuiet: right after a write of small pools only, entries are
+// written once the node has been quiet for the quiet time, not a write's duration later: the
+// tail of a burst, whose writes took long on a node busy with it, reaches the pool at once.
+// After a write of a large pool, the same entries wait as TestFlushPacedByThePods says.
 func TestFlushWritesABurstsTailOnceQuiet(t *testing.T) {
 	const took = 250 * time.Millisecond // a write on a node busy with the burst
 	for _, tc := range []struct {
-		name string
-		ages []time.Duration // of the pending entries' markers
-		want bool
+		name  string
+		small bool
+		ages  []time.Duration // of the pending entries' markers
+		want  bool
 	}{
-		{"a burst's tail, quiet for 35 ms", []time.Duration{35 * time.Millisecond, 38 * time.Millisecond, 45 * time.Millisecond}, true},
-		{"a burst still coming", []time.Duration{10 * time.Millisecond, 14 * time.Millisecond, 20 * time.Millisecond}, false},
-		{"a lone entry", []time.Duration{40 * time.Millisecond}, false},
-		{"a trickle", []time.Duration{40 * time.Millisecond, 80 * time.Millisecond}, false},
+		{"a burst's tail, quiet for 35 ms", true, []time.Duration{35 * time.Millisecond, 38 * time.Millisecond, 45 * time.Millisecond}, true},
+		{"a tail of one", true, []time.Duration{35 * time.Millisecond}, true},
+		{"a burst still coming", true, []time.Duration{10 * time.Millisecond, 14 * time.Millisecond, 20 * time.Millisecond}, false},
+		{"after a large pool's write: spaced", false, []time.Duration{35 * time.Millisecond, 38 * time.Millisecond, 45 * time.Millisecond}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &state{dir: t.TempDir()}
@@ -170,7 +171,7 @@ func TestFlushWritesABurstsTailOnceQuiet(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The last write ended 60 ms ago; its newest entry came 70 ms ago.
-			c := &call{st: s, wrote: took, lastMarked: now.Add(-70 * time.Millisecond)}
+			c := &call{st: s, wrote: took, wroteSmall: tc.small, lastMarked: now.Add(-70 * time.Millisecond)}
 			if got := c.due(nextWindow(took), now.Add(-60*time.Millisecond), now).now(recs, now); got != tc.want {
 				t.Fatalf("due = %v, want %v", got, tc.want)
 			}

@@ -44,6 +44,19 @@ type kube struct {
 	namespace string
 	// requests counts the requests sent, for the benchmark's requests per ADD.
 	requests atomic.Int64
+	// largestAnswer is the largest pool the apiserver answered a write of with, in bytes,
+	// since the flusher last set it to zero.
+	largestAnswer atomic.Int64
+}
+
+// answered notes the size of a pool the apiserver answered a write with.
+func (k *kube) answered(answer []byte) {
+	for n := int64(len(answer)); ; {
+		old := k.largestAnswer.Load()
+		if old >= n || k.largestAnswer.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 // whereabouts' objects live in the namespace of the kubeconfig's context, else kube-system.

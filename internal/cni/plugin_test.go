@@ -35,6 +35,7 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
@@ -614,10 +615,14 @@ func TestStaleViewReadBehind(t *testing.T) {
 		}
 		return nil
 	})
-	// Freed behind the node's back, as whereabouts' ip-reconciler does.
-	p := ippool(t, poolName)
-	delete(p.Spec.Allocations, cni.Offset(slice, first))
-	if err := k8s.Update(ctx, p); err != nil {
+	// Freed behind the node's back, as whereabouts' ip-reconciler does: read again on a
+	// conflict, since the flusher's last write (stripping managedFields) may land after the
+	// read.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := ippool(t, poolName)
+		delete(p.Spec.Allocations, cni.Offset(slice, first))
+		return k8s.Update(ctx, p)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	o, _ := reservation(t, cni.ReservationName("staleview", first))

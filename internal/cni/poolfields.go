@@ -53,6 +53,7 @@ func (k *kube) patchPool(ctx context.Context, name string, ops []patchOp) error 
 	if err := k.do(ctx, http.MethodPatch, k.wbPath("ippools", name), jsonPatchType, b, &answer); err != nil {
 		return err
 	}
+	k.answered(answer)
 	k.keepUntracked(ctx, name, answer)
 	return nil
 }
@@ -63,6 +64,7 @@ func (k *kube) createPool(ctx context.Context, p *wbv1.IPPool) error {
 	if err := k.do(ctx, http.MethodPost, k.wbPath("ippools", ""), "", p, &answer); err != nil {
 		return err
 	}
+	k.answered(answer)
 	k.keepUntracked(ctx, p.Name, answer)
 	return nil
 }
