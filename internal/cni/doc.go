@@ -36,4 +36,7 @@ limitations under the License.
 // A node-local record per attachment (the state directory, one per network keyed by its
 // pools: state.go) lets DEL and GC undo exactly what an interrupted ADD wrote. Paths a
 // configuration names stay under the DaemonSet's directories (roots.go).
+//
+// The package's own copies of the Event and Lease types are not CRDs:
+// +kubebuilder:skip
 package cni
