@@ -275,47 +275,39 @@ func TestReview40ExecRefreshOn401(t *testing.T) {
 	}
 }
 
-// TestReview40TokenAndMissingTokenFile: with token set, client-go never needs tokenFile to
-// exist (the file only refreshes the token when it can be read); nor does the plugin, which
-// refused the kubeconfig when the file was missing.
-func TestReview40TokenAndMissingTokenFile(t *testing.T) {
-	s := newR40Server(t, nil)
-	dir := t.TempDir()
-	r40Write(t, dir, "ca.crt", string(s.ca), 0o600)
-	path := r40Write(t, dir, "kubeconfig", "apiVersion: v1\nkind: Config\n"+
-		"clusters:\n- name: c\n  cluster:\n    server: "+s.srv.URL+"\n    certificate-authority: ca.crt\n"+
-		"users:\n- name: u\n  user:\n    token: static\n    tokenFile: /var/run/secrets/rotated/token-not-here\n"+
-		"contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", 0o600)
-	if _, err := r40ClientGo(t, path, "/api"); err != nil {
-		t.Fatalf("client-go: %v", err)
-	}
-	if got := s.last().Header.Get("Authorization"); got != "Bearer static" {
-		t.Fatalf("client-go sent %q", got)
-	}
-	if _, err := newKube(path); err != nil {
-		t.Errorf("client-go uses the token; the plugin refuses: %v", err)
-	}
-}
-
-// TestReview40ExecWithStaticCredential: client-go takes a user with exec and a token (or
-// client certificate, or basic auth) and uses the static credential, never running the
-// program (exec.UpdateTransportConfig); so does the plugin, which refused such a user
-// before.
-func TestReview40ExecWithStaticCredential(t *testing.T) {
-	s := newR40Server(t, nil)
-	dir := t.TempDir()
-	r40Write(t, dir, "ca.crt", string(s.ca), 0o600)
-	path := r40Write(t, dir, "kubeconfig", "apiVersion: v1\nkind: Config\n"+
-		"clusters:\n- name: c\n  cluster:\n    server: "+s.srv.URL+"\n    certificate-authority: ca.crt\n"+
-		"users:\n- name: u\n  user:\n    token: static\n    exec: {command: /bin/false, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}\n"+
-		"contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", 0o600)
-	if _, err := r40ClientGo(t, path, "/api"); err != nil {
-		t.Fatalf("client-go: %v", err)
-	}
-	if got := s.last().Header.Get("Authorization"); got != "Bearer static" {
-		t.Fatalf("client-go sent %q", got)
-	}
-	if _, err := newKube(path); err != nil {
-		t.Errorf("client-go uses the token; the plugin refuses: %v", err)
+// TestReview40StaticTokenWins: a user with a token needs no tokenFile to exist beside it (the
+// file only refreshes the token when it can be read), and never runs its exec plugin
+// (exec.UpdateTransportConfig): client-go sends the token, and so does the plugin, which
+// refused both kubeconfigs before.
+func TestReview40StaticTokenWins(t *testing.T) {
+	for _, tc := range []struct{ name, beside string }{
+		{"a tokenFile that is missing", "tokenFile: /var/run/secrets/rotated/token-not-here"},
+		{"an exec plugin that would fail", "exec: {command: /bin/false, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newR40Server(t, nil)
+			dir := t.TempDir()
+			r40Write(t, dir, "ca.crt", string(s.ca), 0o600)
+			path := r40Write(t, dir, "kubeconfig", "apiVersion: v1\nkind: Config\n"+
+				"clusters:\n- name: c\n  cluster:\n    server: "+s.srv.URL+"\n    certificate-authority: ca.crt\n"+
+				"users:\n- name: u\n  user:\n    token: static\n    "+tc.beside+"\n"+
+				"contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", 0o600)
+			if _, err := r40ClientGo(t, path, "/api"); err != nil {
+				t.Fatalf("client-go: %v", err)
+			}
+			if got := s.last().Header.Get("Authorization"); got != "Bearer static" {
+				t.Fatalf("client-go sent %q", got)
+			}
+			k, err := newKube(path)
+			if err != nil {
+				t.Fatalf("client-go uses the token; the plugin refuses: %v", err)
+			}
+			if err := k.get(context.Background(), "/api", nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.last().Header.Get("Authorization"); got != "Bearer static" {
+				t.Errorf("the plugin sent %q, want the token", got)
+			}
+		})
 	}
 }
