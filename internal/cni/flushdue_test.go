@@ -62,28 +62,12 @@ func TestFlushDue(t *testing.T) {
 		{"a release due", []marker{{150 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.4", Releasing: true}}}, flushDue{window: window, quiet: quiet}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &state{dir: t.TempDir()}
 			now := time.Now()
+			var ms []agedMarker
 			for i, m := range tc.markers {
-				r := &record{ContainerID: "c" + string(rune('0'+i)), IfName: "net1", Entries: []entry{m.e}}
-				if err := s.save(r); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.markPending(r.ContainerID, r.IfName); err != nil {
-					t.Fatal(err)
-				}
-				marker := filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName)))
-				if err := os.Chtimes(marker, now.Add(-m.age), now.Add(-m.age)); err != nil {
-					t.Fatal(err)
-				}
+				ms = append(ms, agedMarker{"c" + string(rune('0'+i)), "net1", m.age, m.e})
 			}
-			recs, err := s.pendingRecords()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(recs) != len(tc.markers) {
-				t.Fatalf("%d pending records, want %d", len(recs), len(tc.markers))
-			}
+			recs := agedPending(t, now, ms)
 			if got := tc.due.now(recs, now); got != tc.want {
 				t.Fatalf("due = %v, want %v", got, tc.want)
 			}
@@ -108,24 +92,9 @@ func TestFlushPacedByThePods(t *testing.T) {
 		{"a pod 100 ms after the last: the window decides", 100 * time.Millisecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &state{dir: t.TempDir()}
 			now := time.Now()
-			r := &record{ContainerID: "c", IfName: "net1", Entries: []entry{{Pool: "p", Address: "10.0.0.1", Pending: true}}}
-			if err := s.save(r); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.markPending(r.ContainerID, r.IfName); err != nil {
-				t.Fatal(err)
-			}
-			marker := filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName)))
-			if err := os.Chtimes(marker, now.Add(-40*time.Millisecond), now.Add(-40*time.Millisecond)); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := s.pendingRecords()
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := &call{st: s, wrote: took, lastMarked: now.Add(-tc.lastNewest)}
+			recs := agedPending(t, now, []agedMarker{{"c", "net1", 40 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.1", Pending: true}}})
+			c := &call{wrote: took, lastMarked: now.Add(-tc.lastNewest)}
 			if got := c.due(nextWindow(took), now.Add(-50*time.Millisecond), now).now(recs, now); got != tc.want {
 				t.Fatalf("due = %v, want %v", got, tc.want)
 			}
@@ -151,30 +120,52 @@ func TestFlushWritesABurstsTailOnceQuiet(t *testing.T) {
 		{"after a large pool's write: spaced", false, []time.Duration{35 * time.Millisecond, 38 * time.Millisecond, 45 * time.Millisecond}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &state{dir: t.TempDir()}
 			now := time.Now()
+			var ms []agedMarker
 			for i, age := range tc.ages {
-				r := &record{ContainerID: fmt.Sprint("c", i), IfName: "net1", Entries: []entry{{Pool: "p", Address: fmt.Sprint("10.0.0.", i+1), Pending: true}}}
-				if err := s.save(r); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.markPending(r.ContainerID, r.IfName); err != nil {
-					t.Fatal(err)
-				}
-				marker := filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName)))
-				if err := os.Chtimes(marker, now.Add(-age), now.Add(-age)); err != nil {
-					t.Fatal(err)
-				}
+				ms = append(ms, agedMarker{fmt.Sprint("c", i), "net1", age, entry{Pool: "p", Address: fmt.Sprint("10.0.0.", i+1), Pending: true}})
 			}
-			recs, err := s.pendingRecords()
-			if err != nil {
-				t.Fatal(err)
-			}
+			recs := agedPending(t, now, ms)
 			// The last write ended 60 ms ago; its newest entry came 70 ms ago.
-			c := &call{st: s, wrote: took, wroteSmall: tc.small, lastMarked: now.Add(-70 * time.Millisecond)}
+			c := &call{wrote: took, wroteSmall: tc.small, lastMarked: now.Add(-70 * time.Millisecond)}
 			if got := c.due(nextWindow(took), now.Add(-60*time.Millisecond), now).now(recs, now); got != tc.want {
 				t.Fatalf("due = %v, want %v", got, tc.want)
 			}
 		})
 	}
+}
+
+// agedMarker is one pending attachment of a test: its record and its marker's age.
+type agedMarker struct {
+	container, ifName string
+	age               time.Duration
+	e                 entry
+}
+
+// agedPending saves the records, marks them pending with the given ages and returns
+// them as the flusher reads them.
+func agedPending(t *testing.T, now time.Time, ms []agedMarker) []*record {
+	t.Helper()
+	s := &state{dir: t.TempDir()}
+	for _, m := range ms {
+		r := &record{ContainerID: m.container, IfName: m.ifName, Entries: []entry{m.e}}
+		if err := s.save(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.markPending(r.ContainerID, r.IfName); err != nil {
+			t.Fatal(err)
+		}
+		marker := filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName)))
+		if err := os.Chtimes(marker, now.Add(-m.age), now.Add(-m.age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.pendingRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(ms) {
+		t.Fatalf("%d pending records, want %d", len(recs), len(ms))
+	}
+	return recs
 }

@@ -18,8 +18,6 @@ package cni
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -27,41 +25,6 @@ import (
 // Review of b8e2041 (cameAsBurst in flushDue.now, since replaced by spacing the writes of
 // large pools only: call.wroteSmall). The writes here are of a pool of 1,000 entries unless
 // a test says otherwise.
-
-// review41Marker is one pending attachment of a test: its record and its marker's age.
-type review41Marker struct {
-	container, ifName string
-	age               time.Duration
-	e                 entry
-}
-
-// review41Pending saves the records, marks them pending with the given ages and returns
-// them as the flusher reads them.
-func review41Pending(t *testing.T, now time.Time, ms []review41Marker) []*record {
-	t.Helper()
-	s := &state{dir: t.TempDir()}
-	for _, m := range ms {
-		r := &record{ContainerID: m.container, IfName: m.ifName, Entries: []entry{m.e}}
-		if err := s.save(r); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.markPending(r.ContainerID, r.IfName); err != nil {
-			t.Fatal(err)
-		}
-		marker := filepath.Join(s.pendingDir(), filepath.Base(s.path(r.ContainerID, r.IfName)))
-		if err := os.Chtimes(marker, now.Add(-m.age), now.Add(-m.age)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	recs, err := s.pendingRecords()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != len(ms) {
-		t.Fatalf("%d pending records, want %d", len(recs), len(ms))
-	}
-	return recs
-}
 
 // TestReview41APodsSecondAttachmentIsNotABurst: TestFlushPacedByThePods's trickle case (a
 // pod 100 ms after the last one written, on a pool whose write took 190 ms: the window
@@ -74,20 +37,20 @@ func TestReview41APodsSecondAttachmentIsNotABurst(t *testing.T) {
 	add := func(a string) entry { return entry{Pool: "p", Address: a, Pending: true} }
 	for _, tc := range []struct {
 		name string
-		ms   []review41Marker
+		ms   []agedMarker
 	}{
-		{"one attachment (as TestFlushPacedByThePods)", []review41Marker{
+		{"one attachment (as TestFlushPacedByThePods)", []agedMarker{
 			{"pod1", "net1", 40 * time.Millisecond, add("10.0.0.1")}}},
-		{"a pod with two attachments", []review41Marker{
+		{"a pod with two attachments", []agedMarker{
 			{"pod1", "net1", 40 * time.Millisecond, add("10.0.0.1")},
 			{"pod1", "net2", 37 * time.Millisecond, add("10.0.0.2")}}},
-		{"a pod replaced: its DEL beside the next pod's ADD", []review41Marker{
+		{"a pod replaced: its DEL beside the next pod's ADD", []agedMarker{
 			{"old", "net1", 40 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.9", Releasing: true}},
 			{"pod1", "net1", 37 * time.Millisecond, add("10.0.0.1")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			now := time.Now()
-			recs := review41Pending(t, now, tc.ms)
+			recs := agedPending(t, now, tc.ms)
 			// The last write ended 50 ms ago; its newest entry came 100 ms before this pod.
 			c := &call{wrote: took, lastMarked: now.Add(-140 * time.Millisecond)}
 			if got := c.due(nextWindow(took), now.Add(-50*time.Millisecond), now).now(recs, now); got {
@@ -187,7 +150,7 @@ func TestReview41ATrickleOfTwoInterfacePodsKeepsItsPace(t *testing.T) {
 func TestReview41ABurstsTailOfOneIsWrittenOnceQuiet(t *testing.T) {
 	const took = 250 * time.Millisecond
 	now := time.Now()
-	recs := review41Pending(t, now, []review41Marker{
+	recs := agedPending(t, now, []agedMarker{
 		{"c9", "net1", 35 * time.Millisecond, entry{Pool: "p", Address: "10.0.0.9", Pending: true}}})
 	// The last write ended 60 ms ago; its newest entry came 5 ms before this one.
 	c := &call{wrote: took, wroteSmall: true, lastMarked: now.Add(-40 * time.Millisecond)}
