@@ -63,21 +63,10 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	base := a.DeepCopy()
 	held := a.Status.HeldSecret
 	want := ""
-	var result ctrl.Result
 	if inUse {
 		want = a.Spec.CredentialsSecret.Name
-		found, err := r.setSecretFinalizer(ctx, a.Namespace, want, true)
-		if errors.Is(err, errNotGranted) {
-			found, err = false, nil
-		}
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !found {
-			// No Secret watch: look again for the Secret the infra team has yet to create.
-			result.RequeueAfter = 15 * time.Second
-		}
 	}
+	var result ctrl.Result
 	keep := want
 	if held != "" && held != want && !r.secretInUse(ctx, a, held) {
 		_, err := r.setSecretFinalizer(ctx, a.Namespace, held, false)
@@ -89,17 +78,31 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			if want == "" {
 				keep = held
 			}
-			if result.RequeueAfter == 0 {
-				result.RequeueAfter = time.Minute
-			}
+			result.RequeueAfter = time.Minute
 		case err != nil:
 			return ctrl.Result{}, err
 		}
 	}
+	// The hold is recorded before the Secret gets its finalizer: a manager stopped between the
+	// two writes would otherwise leave a finalizer no status remembers, which a manager whose
+	// grant on the namespace has since been withdrawn could never find again.
 	a.Status.HeldSecret = keep
 	if !equality.Semantic.DeepEqual(base.Status, a.Status) {
 		if err := r.Status().Patch(ctx, a, client.MergeFrom(base)); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if inUse {
+		found, err := r.setSecretFinalizer(ctx, a.Namespace, want, true)
+		if errors.Is(err, errNotGranted) {
+			found, err = false, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !found {
+			// No Secret watch: look again for the Secret the infra team has yet to create.
+			result.RequeueAfter = 15 * time.Second
 		}
 	}
 	base = a.DeepCopy()
