@@ -76,6 +76,12 @@ func newCall(args *skel.CmdArgs) (*call, error) {
 		return nil, err
 	}
 	c.legacy = legacyState(cfg, c.node)
+	// A verb answers a runtime: it waits for the node's lock no longer than the network's
+	// timeout, and then fails saying so. The flusher, answering no one, waits for good.
+	c.st.lockWait = cfg.Timeout
+	if c.legacy != nil {
+		c.legacy.lockWait = cfg.Timeout
+	}
 	return c, nil
 }
 

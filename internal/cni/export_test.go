@@ -49,3 +49,9 @@ func CreatePoolAnswer(kubeconfig string, p *wbv1.IPPool) (size int64, small bool
 	size = k.largestAnswer.Load()
 	return size, size > 0 && size < largePool, nil
 }
+
+// FlockWithin is flockWithin, and ErrLockWait its answer when the wait ran out.
+var (
+	FlockWithin = flockWithin
+	ErrLockWait = errLockWait
+)

@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -307,11 +308,63 @@ func (c *call) due(window time.Duration, wroteAt, now time.Time) flushDue {
 }
 
 func flockWait(f *os.File) error {
+	return flockFD(int(f.Fd()))
+}
+
+func flockFD(fd int) error {
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		err := unix.Flock(fd, unix.LOCK_EX)
 		if !errors.Is(err, unix.EINTR) {
 			return err
 		}
+	}
+}
+
+// errLockWait is a lock not had within its wait.
+var errLockWait = errors.New("lock not had in time")
+
+// flockWithin takes f's lock, waiting for it at most wait (for good when wait is zero). The
+// lock is asked for once without waiting, and otherwise waited for in a goroutine: flock(2)
+// has no timeout, and polling it would put a queue of ADDs behind a burst out of order and
+// each a poll's pause late. On errLockWait the goroutine keeps f, still waiting, and closes
+// it once flock returns, which lets the lock go at once: the caller must not close f (nor
+// could it: an os.File that the netpoller refused waits in Close for its users).
+func flockWithin(f *os.File, wait time.Duration) error {
+	fd := int(f.Fd())
+	if wait <= 0 {
+		return flockFD(fd)
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		return err
+	}
+	var mu sync.Mutex
+	gaveUp := false
+	done := make(chan error, 1)
+	go func() {
+		err := flockFD(fd)
+		mu.Lock()
+		defer mu.Unlock()
+		if gaveUp {
+			_ = f.Close()
+			return
+		}
+		done <- err
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	select {
+	case err := <-done:
+		return err
+	default:
+		gaveUp = true
+		return errLockWait
 	}
 }
 

@@ -119,6 +119,8 @@ func (e entry) key() (key string, a netip.Addr, ok bool) {
 type state struct {
 	dir  string
 	lock *os.File
+	// lockWait bounds Lock's wait; zero waits for as long as it takes.
+	lockWait time.Duration
 }
 
 func openState(c *Config, node, namespace string) (*state, error) {
@@ -163,13 +165,19 @@ func legacyState(c *Config, node string) *state {
 	return &state{dir: dir}
 }
 
-// Lock queues this process behind every other ADD, DEL and GC of the network on this node.
+// Lock queues this process behind every other ADD, DEL and GC of the network on this node,
+// for lockWait at most.
 func (s *state) Lock() error {
-	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	name := filepath.Join(s.dir, ".lock")
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("state lock: %w", err)
 	}
-	if err := flockWait(f); err != nil {
+	if err := flockWithin(f, s.lockWait); err != nil {
+		if errors.Is(err, errLockWait) {
+			return fmt.Errorf("the node's lock of this network (%s) was not had within %s (the network's timeout): "+
+				"another ADD, DEL, CHECK or GC of the network on this node holds it", name, s.lockWait)
+		}
 		_ = f.Close()
 		return fmt.Errorf("state lock: %w", err)
 	}
