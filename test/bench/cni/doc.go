@@ -15,8 +15,10 @@ limitations under the License.
 */
 
 // Package cni benchmarks rackwire's CNI IPAM plugin against the whereabouts v0.9.4 binary in
-// one run, both in node-slice mode against the same local kube-apiserver, both invoked as a
-// runtime invokes them (a process per verb, the configuration on stdin):
+// one run, both in node-slice mode, each against a local kube-apiserver started for it alike
+// (the second plugin would otherwise run on an apiserver still holding the first's
+// 1,000-entry pool and its history), both invoked as a runtime invokes them (a process per
+// verb, the configuration on stdin):
 //
 //   - one node, sequential ADDs filling the node's slice to 1,000 pods, timed until the pool
 //     holds every entry (rackwire writes it behind its ADDs: ADDs per second count that too),
