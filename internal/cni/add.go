@@ -76,11 +76,12 @@ func newCall(args *skel.CmdArgs) (*call, error) {
 		return nil, err
 	}
 	c.legacy = legacyState(cfg, c.node)
-	// A verb answers a runtime: it waits for the node's lock no longer than the network's
-	// timeout, and then fails saying so. The flusher, answering no one, waits for good.
-	c.st.lockWait = cfg.Timeout
+	// A verb answers a runtime: its waits for the node's lock end with the network's timeout,
+	// counted from now as the verb's own is, and it then fails saying so. The flusher,
+	// answering no one, waits for good.
+	c.st.lockBy = time.Now().Add(cfg.Timeout)
 	if c.legacy != nil {
-		c.legacy.lockWait = cfg.Timeout
+		c.legacy.lockBy = c.st.lockBy
 	}
 	return c, nil
 }

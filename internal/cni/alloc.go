@@ -402,7 +402,9 @@ func (c *call) reserveAside(ctx context.Context, t target, rec *record, addr net
 		c.sleepForRace(ctx)
 	}
 	if lerr := c.st.Lock(); lerr != nil {
-		return fmt.Errorf("%w%s", lerr, also(err))
+		// Without the lock the record may by now be a retried ADD's: it is left, Reserving,
+		// for the DEL or GC that follows a failed ADD, not rolled back by name.
+		return fmt.Errorf("%w (%w)%s", lerr, errLeftToItsRelease, also(err))
 	}
 	cur, lerr := c.st.load(rec.ContainerID, rec.IfName)
 	if lerr != nil {

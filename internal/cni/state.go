@@ -119,8 +119,8 @@ func (e entry) key() (key string, a netip.Addr, ok bool) {
 type state struct {
 	dir  string
 	lock *os.File
-	// lockWait bounds Lock's wait; zero waits for as long as it takes.
-	lockWait time.Duration
+	// lockBy is when Lock's waits end; zero waits for as long as it takes.
+	lockBy time.Time
 }
 
 func openState(c *Config, node, namespace string) (*state, error) {
@@ -166,17 +166,22 @@ func legacyState(c *Config, node string) *state {
 }
 
 // Lock queues this process behind every other ADD, DEL and GC of the network on this node,
-// for lockWait at most.
+// until lockBy at most.
 func (s *state) Lock() error {
 	name := filepath.Join(s.dir, ".lock")
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("state lock: %w", err)
 	}
-	if err := flockWithin(f, s.lockWait); err != nil {
+	wait := time.Duration(0)
+	if !s.lockBy.IsZero() {
+		// A deadline passed still gets the one try without waiting.
+		wait = max(time.Until(s.lockBy), time.Nanosecond)
+	}
+	if err := flockWithin(f, wait); err != nil {
 		if errors.Is(err, errLockWait) {
-			return fmt.Errorf("the node's lock of this network (%s) was not had within %s (the network's timeout): "+
-				"another ADD, DEL, CHECK or GC of the network on this node holds it", name, s.lockWait)
+			return fmt.Errorf("the node's lock of this network (%s) was not had within the network's timeout: "+
+				"another ADD, DEL, CHECK or GC of the network on this node holds it", name)
 		}
 		_ = f.Close()
 		return fmt.Errorf("state lock: %w", err)
