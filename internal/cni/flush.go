@@ -327,8 +327,8 @@ var errLockWait = errors.New("lock not had in time")
 // lock is asked for once without waiting, and otherwise waited for in a goroutine: flock(2)
 // has no timeout, and polling it would put a queue of ADDs behind a burst out of order and
 // each a poll's pause late. On errLockWait the goroutine keeps f, still waiting, and closes
-// it once flock returns, which lets the lock go at once: the caller must not close f (nor
-// could it: an os.File that the netpoller refused waits in Close for its users).
+// it once flock returns, which lets the lock go at once: the caller must not close f, whose
+// descriptor number could then be reused under the goroutine's flock.
 func flockWithin(f *os.File, wait time.Duration) error {
 	fd := int(f.Fd())
 	if wait <= 0 {

@@ -64,6 +64,7 @@ func TestReview42RelockTimeoutRollsBackWithoutTheLock(t *testing.T) {
 	slicePool(t, name, "10.65.8.0/24", "/28", wbv1.NodeSliceAllocation{NodeName: node, SliceRange: "10.65.8.16/28"})
 	ipam := `"range":"10.65.8.0/24","node_slice_size":"/28"`
 	conf := netConf("1.1.0", name, ipam+`,"timeout":"4s","sleep_for_race":2`)
+	addStart := time.Now()
 	add := startPlugin(t, "ADD", conf, id, node, podArgs(id))
 	// The reservation exists: the ADD sleeps (sleep_for_race) without the node's lock.
 	reservedBy(t, id)
@@ -80,7 +81,7 @@ func TestReview42RelockTimeoutRollsBackWithoutTheLock(t *testing.T) {
 	if addErr == nil {
 		t.Fatal("the ADD answered although the node's lock was held past its timeout")
 	}
-	t.Logf("ADD failed after %s more (timeout 4s): %v", took, addErr)
+	t.Logf("ADD failed after %s more, %s in all (timeout 4s): %v", took, time.Since(addStart), addErr)
 	// The lock is still the test's: nothing of the node's state may have changed.
 	after, err := os.ReadFile(recPath)
 	if err != nil || !bytes.Equal(before, after) {

@@ -181,7 +181,7 @@ func (s *state) Lock() error {
 	if err := flockWithin(f, wait); err != nil {
 		if errors.Is(err, errLockWait) {
 			return fmt.Errorf("the node's lock of this network (%s) was not had within the network's timeout: "+
-				"another ADD, DEL, CHECK or GC of the network on this node holds it", name)
+				"another verb of the network's pools on this node, or their pool flusher, holds it", name)
 		}
 		_ = f.Close()
 		return fmt.Errorf("state lock: %w", err)
