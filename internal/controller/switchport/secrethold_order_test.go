@@ -44,19 +44,7 @@ import (
 // ever release it. The hold must be recorded first, so a status write that fails leaves the
 // Secret untouched.
 func TestSecretHoldIsRecordedBeforeTheSecretIsHeld(t *testing.T) {
-	root, err := controlplane.RepoRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := controlplane.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env, cfg := ownControlPlane(t)
 	ctx := t.Context()
 
 	// Only the webhooks run, so the Switch can be created; this test is the one reconciler.

@@ -46,19 +46,7 @@ import (
 // released nothing and the Secret could never be deleted without removing the finalizer by
 // hand. The hold must be remembered, and released once the namespace is granted again.
 func TestSecretHeldInANamespaceNoLongerGrantedIsReleasedOnceGrantedAgain(t *testing.T) {
-	root, err := controlplane.RepoRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := controlplane.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env, cfg := ownControlPlane(t)
 	ctx := t.Context()
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {

@@ -42,19 +42,7 @@ import (
 // credentials live there becomes Ready; one whose credentials live elsewhere says which
 // namespace and what the infra team grants, and its Secret is left untouched (no finalizer).
 func TestSecretNamespaces(t *testing.T) {
-	root, err := controlplane.RepoRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := controlplane.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env, cfg := ownControlPlane(t)
 	ctx := t.Context()
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
