@@ -24,8 +24,9 @@ limitations under the License.
 //     holds every entry (rackwire writes it behind its ADDs: ADDs per second count that too),
 //     with the apiserver's requests per ADD (the flusher's included); at 10, 100 and 1,000
 //     pods, probes of ADD give p50 and p99. A probe's pod stays attached, as a real pod does,
-//     while the next four probes run (250 ms apart, past the 100 ms flush window), so its pool
-//     entry is written and then removed by its DEL, whose p50 and p99 are reported too;
+//     while the next four probes run (250 ms apart: a second, past the flush windows, before
+//     its DEL), so its pool entry is written and then removed by its DEL, whose p50 and p99
+//     are reported too;
 //   - ten nodes, 16 ADDs at once on each, counted until the pools hold all 160 entries:
 //     throughput and p99; then the same for DEL, counted until the pools hold none.
 //
