@@ -19,9 +19,14 @@ package switchport_test
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	networkv1alpha1 "github.com/rackwire/rackwire/api/network/v1alpha1"
 	"github.com/rackwire/rackwire/internal/controlplane"
 )
 
@@ -43,4 +48,19 @@ func ownControlPlane(t *testing.T) (*envtest.Environment, *rest.Config) {
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	return env, cfg
+}
+
+// leafWithSecret is the namespace ns with a Switch "leaf" on an AnsibleSwitch at ip that logs
+// in with the Secret "leaf", all named alike.
+func leafWithSecret(ns, ip string) []client.Object {
+	om := metav1.ObjectMeta{Namespace: ns, Name: "leaf"}
+	return []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: om, StringData: map[string]string{"username": "u", "password": "p"}},
+		&networkv1alpha1.AnsibleSwitch{ObjectMeta: om, Spec: networkv1alpha1.AnsibleSwitchSpec{OS: "openvswitch", IP: ip, Port: 22,
+			Bridge: "br0", InsecureIgnoreHostKey: true, CredentialsSecret: networkv1alpha1.SecretRef{Name: "leaf"}}},
+		&networkv1alpha1.Switch{ObjectMeta: om, Spec: networkv1alpha1.SwitchSpec{
+			Provider: networkv1alpha1.ProviderRef{Kind: "AnsibleSwitch", Name: "leaf"},
+			Clean:    networkv1alpha1.CleanPolicy{ParkingVLAN: ptr.To(networkv1alpha1.VLANID(parking))}}},
+	}
 }

@@ -57,15 +57,7 @@ func TestSecretHeldInANamespaceNoLongerGrantedIsReleasedOnceGrantedAgain(t *test
 	key := client.ObjectKey{Namespace: ns, Name: "leaf"}
 
 	stop := startSecretManager(t, env, cfg, []string{ns})
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: om, StringData: map[string]string{"username": "u", "password": "p"}},
-		&networkv1alpha1.AnsibleSwitch{ObjectMeta: om, Spec: networkv1alpha1.AnsibleSwitchSpec{OS: "openvswitch", IP: "10.9.201.1", Port: 22,
-			Bridge: "br0", InsecureIgnoreHostKey: true, CredentialsSecret: networkv1alpha1.SecretRef{Name: "leaf"}}},
-		&networkv1alpha1.Switch{ObjectMeta: om, Spec: networkv1alpha1.SwitchSpec{
-			Provider: networkv1alpha1.ProviderRef{Kind: "AnsibleSwitch", Name: "leaf"},
-			Clean:    networkv1alpha1.CleanPolicy{ParkingVLAN: ptr.To(networkv1alpha1.VLANID(parking))}}},
-	} {
+	for _, o := range leafWithSecret(ns, "10.9.201.1") {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}

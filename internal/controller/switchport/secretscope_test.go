@@ -24,7 +24,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,16 +71,7 @@ func TestSecretNamespaces(t *testing.T) {
 	t.Cleanup(func() { _ = stop(30 * time.Second) })
 
 	for i, ns := range []string{"leaf-infra", "other-infra"} {
-		om := metav1.ObjectMeta{Namespace: ns, Name: "leaf"}
-		for _, o := range []client.Object{
-			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-			&corev1.Secret{ObjectMeta: om, StringData: map[string]string{"username": "u", "password": "p"}},
-			&networkv1alpha1.AnsibleSwitch{ObjectMeta: om, Spec: networkv1alpha1.AnsibleSwitchSpec{OS: "openvswitch", IP: fmt.Sprintf("10.9.200.%d", i+1), Port: 22,
-				Bridge: "br0", InsecureIgnoreHostKey: true, CredentialsSecret: networkv1alpha1.SecretRef{Name: "leaf"}}},
-			&networkv1alpha1.Switch{ObjectMeta: om, Spec: networkv1alpha1.SwitchSpec{
-				Provider: networkv1alpha1.ProviderRef{Kind: "AnsibleSwitch", Name: "leaf"},
-				Clean:    networkv1alpha1.CleanPolicy{ParkingVLAN: ptr.To(networkv1alpha1.VLANID(parking))}}},
-		} {
+		for _, o := range leafWithSecret(ns, fmt.Sprintf("10.9.200.%d", i+1)) {
 			if err := c.Create(ctx, o); err != nil {
 				t.Fatal(err)
 			}
