@@ -17,8 +17,13 @@ limitations under the License.
 package cni
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A record's file name is one element, no other file of the directory (a twin, a temporary
@@ -26,7 +31,7 @@ import (
 func checkRecordName(t *testing.T, cid, ifName string) string {
 	t.Helper()
 	n := recordName(cid, ifName)
-	if n == "" || strings.ContainsAny(n, "/\x00") || n == "." || n == ".." || strings.HasPrefix(n, ".") || isTempFile(n) {
+	if n == "" || strings.ContainsAny(n, "/\x00") || n == "." || n == ".." || strings.HasPrefix(n, ".") || isTempFile(n) || len(n) > recordNameMax {
 		t.Fatalf("record name %q of (%q, %q) is no record's", n, cid, ifName)
 	}
 	return n
@@ -52,6 +57,62 @@ func TestRecordName(t *testing.T) {
 	}
 	if got := recordName("0123abcd", "net1"); got != "0123abcd_net1" {
 		t.Errorf("a plain attachment's record is %q, want the name of earlier versions", got)
+	}
+}
+
+// TestLongRecordNames: a name that no record could have had (its twin would be longer than a
+// file name may be) is cut and hashed, still UTF-8 and told apart from its kin; one that
+// fits stays as earlier versions named it, so their records are found.
+func TestLongRecordNames(t *testing.T) {
+	long := strings.Repeat("c", 250)
+	seen := map[string]string{}
+	for _, cid := range []string{long, long + "d", long + "_e", "a" + strings.Repeat("é", 200), strings.Repeat("f", 4000)} {
+		n := checkRecordName(t, cid, "net1")
+		if len(n) > recordNameMax || !utf8.ValidString(n) {
+			t.Errorf("record name of a %d-byte container ID: %d bytes, UTF-8 %v", len(cid), len(n), utf8.ValidString(n))
+		}
+		if other, ok := seen[n]; ok {
+			t.Errorf("container IDs of %d and %d bytes share the record name %q", len(cid), len(other), n)
+		}
+		seen[n] = cid
+	}
+	fits := strings.Repeat("c", recordNameMax-len("_net1"))
+	if got := recordName(fits, "net1"); got != fits+"_net1" {
+		t.Errorf("a record name of %d bytes was changed to %q", recordNameMax, got)
+	}
+}
+
+// TestLongOldRecordIsMoved: a record of the earlier naming whose new, hashed name would be
+// longer than a file name may be is moved, and the directory marked as moved: unmoved, it was
+// read again at every lock, and its DEL found nothing.
+func TestLongOldRecordIsMoved(t *testing.T) {
+	s := &state{dir: t.TempDir()}
+	cid := strings.Repeat("c", 236) + "_x" // "_" makes the new name hashed
+	r := &record{ContainerID: cid, IfName: "net1", Entries: []entry{{Pool: "p", Address: "10.0.0.1"}}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := safeName(cid) + "_net1"
+	if err := os.WriteFile(filepath.Join(s.dir, old), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if len(old)+17 <= recordNameMax {
+		t.Fatalf("the old name (%d bytes) hashed fits: the test needs a longer one", len(old))
+	}
+	if err := s.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Unlock()
+	if _, err := os.Lstat(filepath.Join(s.dir, namedMarker)); err != nil {
+		t.Fatalf("the directory is not marked as moved: %v", err)
+	}
+	got, err := s.load(cid, "net1")
+	if err != nil || got == nil || len(got.Entries) != 1 {
+		t.Fatalf("the moved record: %+v, %v", got, err)
+	}
+	if _, err := os.Lstat(filepath.Join(s.dir, old)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the old record is still there: %v", err)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -295,12 +296,32 @@ func recordName(containerID, ifName string) string {
 	n := containerID + "_" + ifName
 	// "_" joins the names: a container ID with one ("a_b" and "c") could make another's join
 	// ("a" and "b_c"), and the runtime chooses container IDs.
-	if keptAsIs(containerID) && !strings.Contains(containerID, "_") && keptAsIs(ifName) && !isTempFile(n) {
+	if keptAsIs(containerID) && !strings.Contains(containerID, "_") && keptAsIs(ifName) && !isTempFile(n) && len(n) <= recordNameMax {
 		return n
 	}
 	sum := sha256.Sum256([]byte(containerID + "\x00" + ifName))
-	return safeName(containerID) + "_" + safeName(ifName) + "~" + hex.EncodeToString(sum[:8])
+	readable := safeName(containerID) + "_" + safeName(ifName)
+	if len(readable)+17 > recordNameMax {
+		// The hash tells the attachment; the readable part is only for people. Cut at a
+		// character's start, so the name stays UTF-8.
+		cut := shortReadable
+		for cut > 0 && !utf8.RuneStart(readable[cut]) {
+			cut--
+		}
+		readable = readable[:cut]
+	}
+	return readable + "~" + hex.EncodeToString(sum[:8])
 }
+
+// recordNameMax is the longest record name kept as it is: its twin (".tmp" on the end) must
+// be a file name, of at most 255 bytes (NAME_MAX). A longer one could never be saved, so
+// no node has a record under it: such a name is cut to shortReadable and hashed instead,
+// which leaves room for the suffixes of its spares too. The runtime chooses container IDs,
+// of any length.
+const (
+	recordNameMax = 255 - len(".tmp")
+	shortReadable = 200
+)
 
 // keptAsIs says whether a name goes into a record's file name unchanged: no "~" (which only
 // hashed names carry), and nothing safeName would change.
