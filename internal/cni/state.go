@@ -300,8 +300,9 @@ func recordName(containerID, ifName string) string {
 		return n
 	}
 	sum := sha256.Sum256([]byte(containerID + "\x00" + ifName))
+	hash := "~" + hex.EncodeToString(sum[:8])
 	readable := safeName(containerID) + "_" + safeName(ifName)
-	if len(readable)+17 > recordNameMax {
+	if len(readable)+len(hash) > recordNameMax {
 		// The hash tells the attachment; the readable part is only for people. Cut at a
 		// character's start, so the name stays UTF-8.
 		cut := shortReadable
@@ -310,7 +311,7 @@ func recordName(containerID, ifName string) string {
 		}
 		readable = readable[:cut]
 	}
-	return readable + "~" + hex.EncodeToString(sum[:8])
+	return readable + hash
 }
 
 // recordNameMax is the longest record name kept as it is: its twin (".tmp" on the end) must

@@ -31,8 +31,7 @@ limitations under the License.
 //     throughput and p99; then the same for DEL, counted until the pools hold none;
 //   - rackwire's sequential part once more, at 10 and 1,000 pods, on the apiserver whereabouts
 //     ran on, which still holds whereabouts' 1,000-entry pool and the history of its writes:
-//     an apiserver that holds more than the network under test, as a cluster's does. Its p99
-//     at 1,000 pods ran higher there than on a fresh apiserver.
+//     an apiserver that holds more than the network under test, as a cluster's does.
 //
 // Goals (issue 24): p99 ADD at 1,000 pods within 1.2x of p99 at 10 (reported for both
 // apiservers); ADDs per second, counted
