@@ -45,6 +45,8 @@ type call struct {
 	podNS, podName      string
 	podUID              string
 	requested           []netip.Addr
+	// targetsAll is the ADD's pools, all of them (siblings.go).
+	targetsAll []target
 	// wrote is how long the last flush's pool writes took, wroteSmall whether every pool
 	// it wrote was small, and lastMarked the newest marker of the entries it took (flusher
 	// only).
@@ -228,6 +230,7 @@ func (c *call) add(ctx context.Context) (*current.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.targetsAll = targets
 	if err := c.st.Lock(); err != nil {
 		return nil, err
 	}

@@ -219,6 +219,11 @@ func (c *call) allocate(ctx context.Context, t target, want netip.Addr, rec *rec
 	if err != nil {
 		return netip.Addr{}, err
 	}
+	others, err := c.siblingAddrs(ctx, t, c.targetsAll)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	claims = append(claims, others...)
 	drained := false
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -330,7 +335,7 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 			return netip.Addr{}, fmt.Errorf("ips: %s is not an address this node hands out in %s (range bounds, exclude, gateway, network or broadcast)", want, t.poolRange)
 		}
 		if space.InUse(want) {
-			return netip.Addr{}, fmt.Errorf("ips: %s is already allocated in IPPool %s", want, t.pool)
+			return netip.Addr{}, fmt.Errorf("ips: %s is already held: by another attachment in IPPool %s, by an IPAMClaim, or in another IPPool of network %q", want, t.pool, c.cfg.PoolNetwork())
 		}
 		if err := c.remember(rec, t, want); err != nil {
 			return netip.Addr{}, err

@@ -266,7 +266,7 @@ func RunFlusher(dir string, locked bool) error {
 			// The slice and the views age by 10 s and 30 s: a look a second is enough, and the
 			// views of a full slice are not parsed every 20 ms.
 			if time.Since(refreshed) >= time.Second {
-				err = errors.Join(err, c.refreshSlice(ctx), c.refreshViews(ctx), c.refreshClaimsBehind(ctx))
+				err = errors.Join(err, c.refreshSlice(ctx), c.refreshViews(ctx), c.refreshClaimsBehind(ctx), c.refreshSiblingsBehind(ctx))
 				refreshed = time.Now()
 			}
 			if time.Since(swept) >= time.Minute {

@@ -140,7 +140,11 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "application/json")
+	accept := "application/json"
+	if a, ok := ctx.Value(acceptKey{}).(string); ok {
+		accept = a
+	}
+	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", userAgent)
 	sent, err := k.auth.set(rctx, req.Header)
 	if err != nil {
@@ -185,6 +189,16 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 		return json.Unmarshal(data, out)
 	}
 	return nil
+}
+
+// acceptKey carries, in a request's context, an Accept other than plain JSON.
+type acceptKey struct{}
+
+// metadataListAccept asks for a list's metadata only: names, without the objects' specs.
+const metadataListAccept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+func withAccept(ctx context.Context, accept string) context.Context {
+	return context.WithValue(ctx, acceptKey{}, accept)
 }
 
 func (k *kube) get(ctx context.Context, path string, out any) error {

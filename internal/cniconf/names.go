@@ -78,3 +78,24 @@ func NormalizeRange(r string) string {
 // whereabouts binaries allocate from its slices: the manager writes it, and the plugin
 // refuses the ADDs of a configuration there without whereabouts_lease.
 const AnnotationSharedWithWhereabouts = "rackwire.metal3.io/shared-with-whereabouts"
+
+// RangesInPoolName is every range a pool name's tail may be, past its network_name: the
+// name may hold a node's name before the range, and both may hold "-" (NormalizeRange).
+func RangesInPoolName(tail string) []netip.Prefix {
+	var out []netip.Prefix
+	for i := -1; i < len(tail); i++ {
+		if i >= 0 && tail[i] != '-' {
+			continue
+		}
+		s := tail[i+1:]
+		j := strings.LastIndexByte(s, '-')
+		if j <= 0 {
+			continue
+		}
+		p, err := netip.ParsePrefix(strings.ReplaceAll(s[:j], "-", ":") + "/" + s[j+1:])
+		if err == nil && NormalizeRange(p.String()) == s {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
+}

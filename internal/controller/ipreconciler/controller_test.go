@@ -32,8 +32,9 @@ import (
 )
 
 const (
-	reapedTotal   = "rackwire_ipreconciler_reaped_total"
-	restoredTotal = "rackwire_ipreconciler_reservations_restored_total"
+	reapedTotal    = "rackwire_ipreconciler_reaped_total"
+	restoredTotal  = "rackwire_ipreconciler_reservations_restored_total"
+	heldTwiceTotal = "rackwire_ipreconciler_addresses_held_twice_total"
 )
 
 var _ = Describe("The IP reconciler", Ordered, func() {
@@ -195,6 +196,38 @@ var _ = Describe("The IP reconciler", Ordered, func() {
 		}).Should(Succeed())
 		Eventually(eventNotes(appNS, pod.Name)).Should(ContainSubstring(ipreconciler.ReasonRestored + ": reservation cni-pools/blue-10.70.0.20 of address 10.70.0.20"))
 		Expect(counter(restoredTotal, labels)).To(Equal(before + 1))
+		Expect(rec.state()).To(Equal("allocated=true reserved=true"))
+	})
+
+	It("says once, on the pod and in a counter, when another holder's reservation names a live pod's address", func() {
+		pod, other := createPod("twice-a", node), createPod("twice-b", node)
+		rec := allocate(blue, "", blue.rng, "10.70.0.50", pod, "a0a0a001")
+		labels := map[string]string{"network_name": "blue"}
+		before := counter(heldTwiceTotal, labels)
+		o, err := rec.reservation()
+		Expect(err).NotTo(HaveOccurred())
+
+		// The reservation now names another pod's container, as after a deletion and another
+		// pool's ADD: the pool still records the address for the first pod.
+		o.Spec = nodeslicev1alpha1.OverlappingRangeIPReservationSpec{ContainerID: "b0b0b001", PodRef: "apps/" + other.Name, IfName: "net1"}
+		Expect(k8s.Update(ctx, o)).To(Succeed())
+		Eventually(eventNotes(appNS, pod.Name)).Should(ContainSubstring(ipreconciler.ReasonHeldTwice +
+			": address 10.70.0.50 is recorded for this pod (container a0a0a001, interface net1) in IPPool cni-pools/blue-10.70.0.0-24, but its reservation cni-pools/blue-10.70.0.50 is held by apps/twice-b (container b0b0b001)"))
+		Expect(counter(heldTwiceTotal, labels)).To(Equal(before + 1))
+		// Once per pair, however many passes see it; neither holder is moved.
+		Consistently(func() float64 { return counter(heldTwiceTotal, labels) }, 2*grace+time.Second).Should(Equal(before + 1))
+		Expect(rec.allocated()).To(BeTrue())
+		back, err := rec.reservation()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back.UID).To(Equal(o.UID))
+		Expect(back.Spec.ContainerID).To(Equal("b0b0b001"))
+	})
+
+	It("does not report a reservation that names the pod's holder", func() {
+		pod := createPod("twice-c", node)
+		before := counter(heldTwiceTotal, map[string]string{"network_name": "blue"})
+		rec := allocate(blue, "", blue.rng, "10.70.0.51", pod, "c0c0c001")
+		Consistently(func() float64 { return counter(heldTwiceTotal, map[string]string{"network_name": "blue"}) }, 2*grace+time.Second).Should(Equal(before))
 		Expect(rec.state()).To(Equal("allocated=true reserved=true"))
 	})
 

@@ -40,6 +40,9 @@ const (
 	// ReasonRestored is on the pod or IPAMClaim whose reservation someone deleted and the
 	// manager put back.
 	ReasonRestored = "ReservationRestored"
+	// ReasonHeldTwice is on the pod whose pool entry's address another holder's reservation
+	// names (twice.go).
+	ReasonHeldTwice = "AddressHeldTwice"
 )
 
 var (
@@ -53,6 +56,11 @@ var (
 		Help: "OverlappingRangeIPReservations of live holders that someone else deleted and the manager re-created, " +
 			"by network_name and holder (Pod, IPAMClaim).",
 	}, []string{"network_name", "holder"})
+	heldTwice = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rackwire_ipreconciler_addresses_held_twice_total",
+		Help: "Addresses a live pod's IPPool allocation records while their reservation names another holder, " +
+			"each pair counted once, by network_name.",
+	}, []string{"network_name"})
 )
 
-func init() { metrics.Registry.MustRegister(reaped, restored) }
+func init() { metrics.Registry.MustRegister(reaped, restored, heldTwice) }

@@ -64,6 +64,8 @@ type Reconciler struct {
 	// their holder: when a reservation is deleted under an allocation, what tells an earlier
 	// pod of the name from the live one goes with it.
 	deleted map[string]holder.Evidence
+	// twice is, per scope and pair, when an address on two holders was first seen (twice.go).
+	twice map[string]map[string]pairSeen
 	// warned is, per NAD UID, the whereabouts NADs it was last warned of sharing with.
 	warned map[types.UID]string
 }
@@ -78,6 +80,8 @@ type plan struct {
 	restore []entry
 	// restoreClaims lists the claims' addresses whose reservation is missing.
 	restoreClaims []claimAddress
+	// twice lists the allocations of live pods whose reservation names another holder.
+	twice []twice
 	// next is when a holder seen gone reaches the grace.
 	next time.Duration
 }
@@ -125,7 +129,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.forget(v)
 	// Allocations first, then reservations: the order of a DEL.
 	errs := []error{r.reapAllocations(ctx, n, v, p), r.reapReservations(ctx, n, v, p),
-		r.restorePods(ctx, n, v, p), r.restoreClaims(ctx, n, p)}
+		r.restorePods(ctx, n, v, p), r.restoreClaims(ctx, n, p), r.reportTwice(ctx, n, p, time.Now())}
 	return ctrl.Result{RequeueAfter: min(p.next, r.Resync)}, errors.Join(errs...)
 }
 
@@ -163,8 +167,11 @@ func (r *Reconciler) judge(ctx context.Context, n networks, v *view, now time.Ti
 			continue // not a pod's: not ours to judge
 		}
 		if reason == holder.Alive {
-			if _, held := v.byName[cniconf.ReservationName(name, e.addr)]; !held && n.reserves(e.addr) {
+			o, held := v.byName[cniconf.ReservationName(name, e.addr)]
+			if !held && n.reserves(e.addr) {
 				p.restore = append(p.restore, e)
+			} else if held && !sameHolder(o, e.alloc) {
+				p.twice = append(p.twice, twice{e, o})
 			}
 			continue
 		}
