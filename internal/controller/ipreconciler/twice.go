@@ -55,7 +55,7 @@ type pairSeen struct {
 }
 
 func (t twice) pairKey() string {
-	return string(t.o.UID) + "/" + string(t.pool.UID) + "/" + t.entry.key + "/" + t.alloc.ContainerID + "/" + t.alloc.IfName
+	return string(t.o.UID) + "/" + string(t.pool.UID) + "/" + t.key + "/" + t.alloc.ContainerID + "/" + t.alloc.IfName
 }
 
 // sameHolder says whether the reservation names the allocation's holder: its container and
