@@ -23,12 +23,15 @@ limitations under the License.
 //   - one node, sequential ADDs filling the node's slice to 1,000 pods, timed until the pool
 //     holds every entry (rackwire writes it behind its ADDs: ADDs per second count that too),
 //     with the apiserver's requests per ADD (the flusher's included); at 10, 100 and 1,000
-//     pods, probes of ADD give p50 and p99. A probe's pod stays attached, as a real pod does,
-//     while the next four probes run (250 ms apart: a second, past the flush windows, before
-//     its DEL), so its pool entry is written and then removed by its DEL, whose p50 and p99
-//     are reported too;
-//   - ten nodes, 16 ADDs at once on each, counted until the pools hold all 160 entries:
-//     throughput and p99; then the same for DEL, counted until the pools hold none;
+//     pods, probes of ADD give p50 and p99. Probes come as pods do, apart at random
+//     (exponential gaps of mean 250 ms, one seed for both plugins): a fixed beat let a
+//     plugin fit its pool writes between pods. A probe's pod stays attached for 1.5 s, past
+//     the longest flush window (1 s), so its pool entry is written and then removed by its
+//     DEL, whose p50 and p99 are reported too;
+//   - ten nodes, 16 ADDs at once on each, counted until the pools hold all 160 entries and
+//     their reservations exist: throughput and p99; then the same for DEL, counted until
+//     the pools hold none and the reservations are gone (rackwire's flusher deletes them
+//     after its pool write, whereabouts' DEL before it returns);
 //   - rackwire's sequential part once more, at 10 and 1,000 pods, on the apiserver whereabouts
 //     ran on, which still holds whereabouts' 1,000-entry pool and the history of its writes:
 //     an apiserver that holds more than the network under test, as a cluster's does.
@@ -37,6 +40,6 @@ limitations under the License.
 // apiservers); ADDs per second, counted
 // until the pool holds them all, at least 5x whereabouts'; the same for DEL. Run with
 // `make bench`; BENCH_CNI_FILL changes the fill (default 1000) and BENCH_CNI_PROBES the probes
-// per level (default 200: the p99 of 100 is the second-slowest ADD, so a single stall of the
-// machine decides it).
+// per level (default 200: p99 is the nearest-rank quantile, the third-slowest of 200 ADDs,
+// so three stalls of the machine decide it).
 package cni
