@@ -335,7 +335,7 @@ func (c *call) pick(ctx context.Context, t target, space *ipalloc.Pool, want net
 			return netip.Addr{}, fmt.Errorf("ips: %s is not an address this node hands out in %s (range bounds, exclude, gateway, network or broadcast)", want, t.poolRange)
 		}
 		if space.InUse(want) {
-			return netip.Addr{}, fmt.Errorf("ips: %s is already held: by another attachment in IPPool %s, by an IPAMClaim, or in another IPPool of network %q", want, t.pool, c.cfg.PoolNetwork())
+			return netip.Addr{}, fmt.Errorf("ips: %s is already allocated: to another attachment in IPPool %s, to an IPAMClaim, or in another IPPool of network %q", want, t.pool, c.cfg.PoolNetwork())
 		}
 		if err := c.remember(rec, t, want); err != nil {
 			return netip.Addr{}, err

@@ -19,15 +19,20 @@ package cni
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
 	"github.com/rackwire/rackwire/internal/cniconf"
 )
 
@@ -130,14 +135,15 @@ func (c *call) refreshSiblings(ctx context.Context, own []target) (*siblings, er
 	for _, t := range own {
 		sb.Own = append(sb.Own, t.pool)
 	}
-	for _, item := range list.Items {
-		if slices.Contains(sb.Own, item.Name) || !c.mayOverlap(item.Name, own) {
-			continue
-		}
-		p, err := c.getPool(ctx, item.Name)
-		if err != nil {
-			return nil, err
-		}
+	names, err := c.siblingPools(ctx, list.Items, own)
+	if err != nil {
+		return nil, err
+	}
+	pools, err := c.getPools(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range pools {
 		if p == nil {
 			continue
 		}
@@ -151,7 +157,7 @@ func (c *call) refreshSiblings(ctx context.Context, own []target) (*siblings, er
 			if err != nil || !slices.ContainsFunc(own, func(t target) bool { return t.poolRange.Contains(a) }) {
 				continue
 			}
-			sb.Held[a.String()] = append(sb.Held[a.String()], siblingEntry{Pool: item.Name, ContainerID: al.ContainerID, IfName: al.IfName})
+			sb.Held[a.String()] = append(sb.Held[a.String()], siblingEntry{Pool: names[i], ContainerID: al.ContainerID, IfName: al.IfName})
 		}
 	}
 	b, err := json.Marshal(sb)
@@ -161,22 +167,81 @@ func (c *call) refreshSiblings(ctx context.Context, own []target) (*siblings, er
 	return sb, writeIfChanged(c.st.siblingsPath(), b, 0o600)
 }
 
-// mayOverlap says whether the IPPool name may be one of this network's pools whose range
-// overlaps one of own's. A name is the network_name, a node's name in node-slice mode, and
-// the range, joined by "-" (cniconf.PoolName): node names and IPv6 ranges hold "-" too, so
-// every way of reading the name counts, and the pool read says the rest.
-func (c *call) mayOverlap(name string, own []target) bool {
-	rest := name
+// siblingPools is the network's pools among items, other than own's, whose range overlaps
+// one of own's. A pool name is the network_name, a node's name in node-slice mode, and the
+// range, joined by "-" (cniconf.PoolName), and node names hold "-" too: another network
+// whose name is this one's and more ("prod-db" beside "prod"; any named network beside an
+// unnamed one) has names of the same shape. So only two shapes count: the network's
+// whole-range pool (its name and a range, nothing between), and a node's slice pool that
+// the network's NodeSlicePool lists, node and slice.
+func (c *call) siblingPools(ctx context.Context, items []metav1.PartialObjectMetadata, own []target) ([]string, error) {
+	overlaps := func(r netip.Prefix) bool {
+		return slices.ContainsFunc(own, func(t target) bool { return t.poolRange.Overlaps(r) })
+	}
+	prefix := ""
 	if n := c.cfg.PoolNetwork(); n != "" {
-		var ok bool
-		if rest, ok = strings.CutPrefix(name, n+"-"); !ok {
-			return false
+		prefix = n + "-"
+	}
+	var out []string
+	sliced := map[string]bool{} // names that may be a node's slice pool
+	for _, item := range items {
+		tail, ok := strings.CutPrefix(item.Name, prefix)
+		if !ok || slices.ContainsFunc(own, func(t target) bool { return t.pool == item.Name }) {
+			continue
+		}
+		// A node's name and an IPv6 slice may read as one IPv6 range ("fd46-a-fd46-46---120"):
+		// a whole-range reading that does not overlap leaves the slice readings to try.
+		if r, ok := cniconf.RangeOfPoolName(tail); ok && overlaps(r) {
+			out = append(out, item.Name)
+			continue
+		}
+		if slices.ContainsFunc(cniconf.RangesInPoolName(tail), overlaps) {
+			sliced[item.Name] = true
 		}
 	}
-	for _, r := range cniconf.RangesInPoolName(rest) {
-		if slices.ContainsFunc(own, func(t target) bool { return t.poolRange.Overlaps(r) }) {
-			return true
+	if len(sliced) == 0 {
+		return out, nil
+	}
+	nsp := &wbv1.NodeSlicePool{}
+	err := c.kube.get(ctx, c.kube.wbPath("nodeslicepools", c.cfg.SliceNetwork()), nsp)
+	if apierrors.IsNotFound(err) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("network %q: reading NodeSlicePool %s, which says which pools are its nodes' slices: %w", c.cfg.Name, c.cfg.SliceNetwork(), err)
+	}
+	for _, a := range nsp.Status.Allocations {
+		slice, err := netip.ParsePrefix(a.SliceRange)
+		if err != nil {
+			continue
+		}
+		if name := PoolName(c.cfg.PoolNetwork(), a.NodeName, slice.Masked()); sliced[name] {
+			out = append(out, name)
+			delete(sliced, name)
 		}
 	}
-	return false
+	return out, nil
+}
+
+// siblingReads is how many pools a refresh reads at once: a network's whole-range NAD beside
+// its node slices (a NAD that took node_slice_size while its pods kept their addresses) has
+// a pool per node to read.
+const siblingReads = 8
+
+// getPools reads the named pools, siblingReads at a time; nil where one is gone.
+func (c *call) getPools(ctx context.Context, names []string) ([]*wbv1.IPPool, error) {
+	out := make([]*wbv1.IPPool, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, siblingReads)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = c.getPool(ctx, name)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }

@@ -79,22 +79,30 @@ func NormalizeRange(r string) string {
 // refuses the ADDs of a configuration there without whereabouts_lease.
 const AnnotationSharedWithWhereabouts = "rackwire.metal3.io/shared-with-whereabouts"
 
-// RangesInPoolName is every range a pool name's tail may be, past its network_name: the
-// name may hold a node's name before the range, and both may hold "-" (NormalizeRange).
+// RangeOfPoolName is the range a pool name's tail, past its network_name, names when it is
+// a range and nothing else: the network's whole-range pool.
+func RangeOfPoolName(tail string) (netip.Prefix, bool) {
+	j := strings.LastIndexByte(tail, '-')
+	if j <= 0 {
+		return netip.Prefix{}, false
+	}
+	p, err := netip.ParsePrefix(strings.ReplaceAll(tail[:j], "-", ":") + "/" + tail[j+1:])
+	if err != nil || NormalizeRange(p.String()) != tail {
+		return netip.Prefix{}, false
+	}
+	return p.Masked(), true
+}
+
+// RangesInPoolName is every range a pool name's tail, past its network_name, may end with:
+// the name may hold a node's name before the range, and both may hold "-" (NormalizeRange).
 func RangesInPoolName(tail string) []netip.Prefix {
 	var out []netip.Prefix
 	for i := -1; i < len(tail); i++ {
 		if i >= 0 && tail[i] != '-' {
 			continue
 		}
-		s := tail[i+1:]
-		j := strings.LastIndexByte(s, '-')
-		if j <= 0 {
-			continue
-		}
-		p, err := netip.ParsePrefix(strings.ReplaceAll(s[:j], "-", ":") + "/" + s[j+1:])
-		if err == nil && NormalizeRange(p.String()) == s {
-			out = append(out, p.Masked())
+		if p, ok := RangeOfPoolName(tail[i+1:]); ok {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -122,9 +122,12 @@ func (r *Reconciler) sayTwice(ctx context.Context, n networks, t twice) {
 	}
 	logf.FromContext(ctx).Info("address on two holders", "address", t.addr, "pool", t.pool.Name, "pod", t.alloc.PodRef,
 		"reservation", t.o.Name, "reservedFor", other)
-	msg := "address %s is recorded for this pod (container %s, interface %s) in IPPool %s/%s, but its reservation %s/%s is held by %s (container %s): " +
+	if t.o.Spec.ContainerID != "" {
+		other += " (container " + t.o.Spec.ContainerID + ")"
+	}
+	msg := "address %s is recorded for this pod (container %s, interface %s) in IPPool %s/%s, but its reservation %s/%s is held by %s: " +
 		"one address on two holders, after its reservation was deleted under one of them; delete the pod that should not have it"
-	args := []any{t.addr, t.alloc.ContainerID, t.alloc.IfName, t.pool.Namespace, t.pool.Name, t.o.Namespace, t.o.Name, other, t.o.Spec.ContainerID}
+	args := []any{t.addr, t.alloc.ContainerID, t.alloc.IfName, t.pool.Namespace, t.pool.Name, t.o.Namespace, t.o.Name, other}
 	if ns, name, ok := holder.PodRef(t.alloc.PodRef); ok {
 		pod := &corev1.Pod{}
 		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err == nil {
