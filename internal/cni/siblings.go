@@ -29,7 +29,6 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	wbv1 "github.com/rackwire/rackwire/api/nodeslice/v1alpha1"
@@ -135,23 +134,16 @@ func (c *call) refreshSiblings(ctx context.Context, own []target) (*siblings, er
 	for _, t := range own {
 		sb.Own = append(sb.Own, t.pool)
 	}
-	names, err := c.siblingPools(ctx, list.Items, own)
-	if err != nil {
-		return nil, err
-	}
+	names := c.siblingCandidates(list.Items, own)
 	pools, err := c.getPools(ctx, names)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("network %q: reading the network's other pools, whose entries an ADD must not hand out: %w", c.cfg.Name, err)
 	}
 	for i, p := range pools {
-		if p == nil {
+		rng, ok := c.siblingRange(names[i], p)
+		if !ok {
 			continue
 		}
-		rng, err := netip.ParsePrefix(p.Spec.Range)
-		if err != nil {
-			continue
-		}
-		rng = rng.Masked()
 		for key, al := range p.Spec.Allocations {
 			a, err := AtOffset(rng, key)
 			if err != nil || !slices.ContainsFunc(own, func(t target) bool { return t.poolRange.Contains(a) }) {
@@ -167,60 +159,68 @@ func (c *call) refreshSiblings(ctx context.Context, own []target) (*siblings, er
 	return sb, writeIfChanged(c.st.siblingsPath(), b, 0o600)
 }
 
-// siblingPools is the network's pools among items, other than own's, whose range overlaps
-// one of own's. A pool name is the network_name, a node's name in node-slice mode, and the
-// range, joined by "-" (cniconf.PoolName), and node names hold "-" too: another network
-// whose name is this one's and more ("prod-db" beside "prod"; any named network beside an
-// unnamed one) has names of the same shape. So only two shapes count: the network's
-// whole-range pool (its name and a range, nothing between), and a node's slice pool that
-// the network's NodeSlicePool lists, node and slice.
-func (c *call) siblingPools(ctx context.Context, items []metav1.PartialObjectMetadata, own []target) ([]string, error) {
+// siblingCandidates is the pools among items, other than own's, whose name may be one of
+// this network's pools with a range overlapping one of own's: the network_name, a node's
+// name in node-slice mode, and the range, joined by "-" (cniconf.PoolName). Node names and
+// IPv6 ranges hold "-" too, so every reading of a name counts; the pool read decides
+// (siblingRange).
+func (c *call) siblingCandidates(items []metav1.PartialObjectMetadata, own []target) []string {
 	overlaps := func(r netip.Prefix) bool {
 		return slices.ContainsFunc(own, func(t target) bool { return t.poolRange.Overlaps(r) })
 	}
-	prefix := ""
-	if n := c.cfg.PoolNetwork(); n != "" {
-		prefix = n + "-"
-	}
 	var out []string
-	sliced := map[string]bool{} // names that may be a node's slice pool
 	for _, item := range items {
-		tail, ok := strings.CutPrefix(item.Name, prefix)
+		tail, ok := strings.CutPrefix(item.Name, c.poolPrefix())
 		if !ok || slices.ContainsFunc(own, func(t target) bool { return t.pool == item.Name }) {
 			continue
 		}
-		// A node's name and an IPv6 slice may read as one IPv6 range ("fd46-a-fd46-46---120"):
-		// a whole-range reading that does not overlap leaves the slice readings to try.
-		if r, ok := cniconf.RangeOfPoolName(tail); ok && overlaps(r) {
-			out = append(out, item.Name)
-			continue
-		}
 		if slices.ContainsFunc(cniconf.RangesInPoolName(tail), overlaps) {
-			sliced[item.Name] = true
+			out = append(out, item.Name)
 		}
 	}
-	if len(sliced) == 0 {
-		return out, nil
+	return out
+}
+
+func (c *call) poolPrefix() string {
+	if n := c.cfg.PoolNetwork(); n != "" {
+		return n + "-"
 	}
-	nsp := &wbv1.NodeSlicePool{}
-	err := c.kube.get(ctx, c.kube.wbPath("nodeslicepools", c.cfg.SliceNetwork()), nsp)
-	if apierrors.IsNotFound(err) {
-		return out, nil
+	return ""
+}
+
+// siblingRange is the range of pool p, named name, when p is one of this network's pools:
+// its whole-range pool (the network_name and the range it holds, nothing between), or a
+// node's slice pool (the network_name, a node, and a range that lies strictly inside one of
+// the network's ranges). Another network whose name is this one's and more ("prod-db"
+// beside "prod", a named network beside an unnamed one) has pools of the same shapes; one
+// whose range is this network's whole range is told apart, one whose range lies strictly
+// inside it is not, as whereabouts does not tell them apart either (the pool names clash
+// with the slice pools of a node so named): its entries then only count as taken here.
+// Slices are not checked against the NodeSlicePool, which forgets a slice while a pod still
+// holds its address (a re-slice, the NAD's node_slice_size removed).
+func (c *call) siblingRange(name string, p *wbv1.IPPool) (netip.Prefix, bool) {
+	if p == nil {
+		return netip.Prefix{}, false
 	}
+	rng, err := netip.ParsePrefix(p.Spec.Range)
 	if err != nil {
-		return nil, fmt.Errorf("network %q: reading NodeSlicePool %s, which says which pools are its nodes' slices: %w", c.cfg.Name, c.cfg.SliceNetwork(), err)
+		return netip.Prefix{}, false
 	}
-	for _, a := range nsp.Status.Allocations {
-		slice, err := netip.ParsePrefix(a.SliceRange)
-		if err != nil {
-			continue
-		}
-		if name := PoolName(c.cfg.PoolNetwork(), a.NodeName, slice.Masked()); sliced[name] {
-			out = append(out, name)
-			delete(sliced, name)
+	rng = rng.Masked()
+	if name == PoolName(c.cfg.PoolNetwork(), "", rng) {
+		return rng, true
+	}
+	node, ok := strings.CutSuffix(strings.TrimPrefix(name, c.poolPrefix()), "-"+cniconf.NormalizeRange(rng.String()))
+	if !ok || node == "" || !strings.HasPrefix(name, c.poolPrefix()) {
+		return netip.Prefix{}, false
+	}
+	for _, r := range c.cfg.Ranges {
+		whole := r.Subnet.Masked()
+		if whole.Bits() < rng.Bits() && whole.Contains(rng.Addr()) {
+			return rng, true
 		}
 	}
-	return out, nil
+	return netip.Prefix{}, false
 }
 
 // siblingReads is how many pools a refresh reads at once: a network's whole-range NAD beside
