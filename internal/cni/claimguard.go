@@ -72,16 +72,20 @@ type claimed struct {
 
 func (s *state) claimsPath() string { return filepath.Join(s.dir, ".claims") }
 
-func (c *call) readClaimed() *claimed {
-	b, err := os.ReadFile(c.st.claimsPath())
+func (c *call) readClaimed() *claimed { return readCached[claimed](c.st.claimsPath()) }
+
+// readCached reads a list the node keeps beside its records; nil when there is none or it
+// cannot be read, which has it read again from the apiserver.
+func readCached[T any](path string) *T {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
-	cl := &claimed{}
-	if json.Unmarshal(b, cl) != nil {
+	v := new(T)
+	if json.Unmarshal(b, v) != nil {
 		return nil
 	}
-	return cl
+	return v
 }
 
 // claimedAddrs is the network's addresses held by IPAMClaims, read again first if the list

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,17 +66,7 @@ type siblingEntry struct {
 
 func (s *state) siblingsPath() string { return filepath.Join(s.dir, ".siblings") }
 
-func (c *call) readSiblings() *siblings {
-	b, err := os.ReadFile(c.st.siblingsPath())
-	if err != nil {
-		return nil
-	}
-	sb := &siblings{}
-	if json.Unmarshal(b, sb) != nil {
-		return nil
-	}
-	return sb
-}
+func (c *call) readSiblings() *siblings { return readCached[siblings](c.st.siblingsPath()) }
 
 // siblingAddrs is the addresses of t's range that the network's other pools record for
 // other holders, read again first if the node's copy is too old for an ADD to trust or was
@@ -210,8 +199,9 @@ func (c *call) siblingRange(name string, p *wbv1.IPPool) (netip.Prefix, bool) {
 	if name == PoolName(c.cfg.PoolNetwork(), "", rng) {
 		return rng, true
 	}
-	node, ok := strings.CutSuffix(strings.TrimPrefix(name, c.poolPrefix()), "-"+cniconf.NormalizeRange(rng.String()))
-	if !ok || node == "" || !strings.HasPrefix(name, c.poolPrefix()) {
+	tail, ok := strings.CutPrefix(name, c.poolPrefix())
+	node, sliced := strings.CutSuffix(tail, "-"+cniconf.NormalizeRange(rng.String()))
+	if !ok || !sliced || node == "" {
 		return netip.Prefix{}, false
 	}
 	for _, r := range c.cfg.Ranges {

@@ -108,6 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.scopes.drop(scope)
 		r.mu.Lock()
 		delete(r.since, scope)
+		delete(r.twice, scope)
 		r.mu.Unlock()
 		return ctrl.Result{}, nil
 	}

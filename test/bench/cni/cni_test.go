@@ -476,9 +476,10 @@ func (be *bench) reserved(p *plugin, prefix string, want int) error {
 		if !strings.HasPrefix(o.Spec.PodRef, "bench/"+prefix) {
 			return
 		}
-		held[o.Name] = !gone
 		if gone {
 			delete(held, o.Name)
+		} else {
+			held[o.Name] = true
 		}
 	}
 	list := &wbv1.OverlappingRangeIPReservationList{}
